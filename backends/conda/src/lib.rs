@@ -1,0 +1,2 @@
+//! The conda environment backend of WSP.
+#![warn(missing_docs)]

@@ -1,0 +1,138 @@
+//! The backend interface: a `tower::Service` that provisions, describes, runs in and removes
+//! environments.
+//!
+//! Everything else (the state store, locks, ids, the name rules, interpreter discovery, the
+//! order of checks) is shared and lives outside the backend, so a backend only does the four
+//! things that differ between environment kinds. Because it is an ordinary `Service`, a backend
+//! can be wrapped in any tower layer (`TimeoutLayer`, `ConcurrencyLimitLayer`, `RateLimitLayer`)
+//! and still plugs into the server: the server accepts any error that converts into
+//! [`tower::BoxError`] and reads a [`BackendError`] out of it when there is one.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use wsp_protocol::{ExecuteResult, Package};
+
+use crate::interpreters::{PythonVersion, VersionRequest};
+
+/// One request to a backend.
+#[derive(Debug, Clone)]
+pub enum BackendRequest {
+    /// Create an environment in an empty directory.
+    Provision(ProvisionRequest),
+    /// Describe an existing environment.
+    Describe(DescribeRequest),
+    /// Run a command inside an existing environment.
+    Run(RunRequest),
+    /// Remove an environment's files.
+    Remove(RemoveRequest),
+}
+
+/// The answer to a [`BackendRequest`]; the variant matches the request's.
+#[derive(Debug, Clone)]
+pub enum BackendResponse {
+    /// Answer to [`BackendRequest::Provision`].
+    Provisioned(Provisioned),
+    /// Answer to [`BackendRequest::Describe`].
+    Described(Description),
+    /// Answer to [`BackendRequest::Run`].
+    Ran(ExecuteResult),
+    /// Answer to [`BackendRequest::Remove`].
+    Removed,
+}
+
+/// Create an environment at `root`.
+#[derive(Debug, Clone)]
+pub struct ProvisionRequest {
+    /// The environment's root. It exists and is empty; the backend fills it.
+    pub root: PathBuf,
+    /// The environment's name, for messages and metadata.
+    pub name: String,
+    /// The Python the client asked for.
+    pub python_version: VersionRequest,
+}
+
+/// What provisioning produced.
+#[derive(Debug, Clone)]
+pub struct Provisioned {
+    /// The resolved `X.Y.Z`.
+    pub python_full_version: PythonVersion,
+    /// The environment's own interpreter: absolute, inside `root`.
+    pub interpreter_path: PathBuf,
+    /// Backend-specific facts merged into the environment's `extra`.
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Describe the environment at `root`.
+#[derive(Debug, Clone)]
+pub struct DescribeRequest {
+    /// The environment's root.
+    pub root: PathBuf,
+}
+
+/// What a backend knows about a live environment.
+#[derive(Debug, Clone)]
+pub struct Description {
+    /// The environment's own interpreter: absolute, inside the root.
+    pub interpreter_path: PathBuf,
+    /// Installed distributions, sorted by normalized name.
+    pub installed_packages: Vec<Package>,
+}
+
+/// Run a command in the environment at `root`.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    /// The environment's root.
+    pub root: PathBuf,
+    /// The environment's id, exported to the child as `WSP_ENVIRONMENT_ID`.
+    pub environment_id: String,
+    /// The command; never empty.
+    pub argv: Vec<String>,
+    /// The working directory: already checked to be absolute and inside `root`.
+    pub cwd: PathBuf,
+    /// Variables the request sets on top of the activation environment.
+    pub env: BTreeMap<String, String>,
+}
+
+/// Remove the environment at `root`.
+#[derive(Debug, Clone)]
+pub struct RemoveRequest {
+    /// The environment's root.
+    pub root: PathBuf,
+}
+
+/// Why a backend request failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum BackendError {
+    /// No interpreter or package satisfies the requested Python version (`-31003`).
+    #[error("Python {requested} is not available")]
+    VersionUnavailable {
+        /// The version as the client asked for it.
+        requested: String,
+        /// The versions that are available, ascending.
+        available: Vec<String>,
+    },
+    /// Anything else (`-31004`): `reason` is a short machine-readable word such as
+    /// `spawn-failed` or `backend-unavailable`, `detail` a human-readable explanation.
+    #[error("{reason}: {detail}")]
+    Failed {
+        /// A short machine-readable cause.
+        reason: String,
+        /// A human-readable explanation.
+        detail: String,
+    },
+}
+
+impl BackendError {
+    /// A [`BackendError::Failed`] with the given reason and detail.
+    pub fn failed(reason: impl Into<String>, detail: impl std::fmt::Display) -> Self {
+        BackendError::Failed {
+            reason: reason.into(),
+            detail: detail.to_string(),
+        }
+    }
+}
+
+/// A type-erased backend, as the server stores it.
+pub type BoxBackend =
+    tower::util::BoxCloneSyncService<BackendRequest, BackendResponse, tower::BoxError>;

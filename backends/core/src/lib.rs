@@ -1,0 +1,11 @@
+//! The WSP backend interface and what every backend shares: interpreter discovery, package
+//! scanning, process execution and the state store.
+#![warn(missing_docs)]
+
+pub mod backend;
+pub mod interpreters;
+
+pub use backend::{
+    BackendError, BackendRequest, BackendResponse, BoxBackend, DescribeRequest, Description,
+    ProvisionRequest, Provisioned, RemoveRequest, RunRequest,
+};

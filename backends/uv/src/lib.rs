@@ -1,0 +1,2 @@
+//! The uv environment backend of WSP.
+#![warn(missing_docs)]

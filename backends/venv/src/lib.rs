@@ -1,0 +1,2 @@
+//! The venv environment backend of WSP.
+#![warn(missing_docs)]

@@ -1,0 +1,2 @@
+//! Tower layers of a WSP server.
+#![warn(missing_docs)]

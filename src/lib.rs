@@ -1,0 +1,2 @@
+//! wsp: a framework for building WSP servers, and the reference server.
+#![warn(missing_docs)]
