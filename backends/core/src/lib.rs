@@ -3,9 +3,12 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod execute;
 pub mod interpreters;
+pub mod packages;
+pub mod store;
 
 pub use backend::{
-    BackendError, BackendRequest, BackendResponse, BoxBackend, DescribeRequest, Description,
+    BackendError, BackendRequest, BackendResponse, BoxBackend, Description, DescribeRequest,
     ProvisionRequest, Provisioned, RemoveRequest, RunRequest,
 };

@@ -1,0 +1,1 @@
+//! Running commands inside environments.

@@ -1,0 +1,1 @@
+//! Scanning installed distributions.

@@ -1,0 +1,1 @@
+//! The state store: the environment index, locks and sweeping.

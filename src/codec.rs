@@ -1,0 +1,1 @@
+//! The Content-Length framing codec.
