@@ -1,6 +1,47 @@
 //! Wire types of WSP: JSON-RPC messages, WSP params and results, error codes and validation.
+//!
+//! This crate is the leaf of the workspace: servers, clients, layers and backends all speak in
+//! its types, and it depends on nothing of theirs.
 #![warn(missing_docs)]
 
+pub mod error;
+pub mod id;
+pub mod message;
+pub mod params;
+pub mod python_version;
 pub mod results;
+pub mod validation;
 
-pub use results::{ExecuteResult, Package};
+pub use error::ErrorObjectOwned;
+pub use id::Id;
+pub use message::{parse_payload, Incoming, Notification, Payload, Request, Response};
+pub use params::{CreateParams, ExecuteParams, IdParams, InitializeParams, NoParams};
+pub use python_version::{PythonVersion, VersionRequest};
+pub use results::{
+    Capabilities, DeleteAck, EnvironmentDetails, EnvironmentSummary, ExecuteResult, Package,
+    SchemaInfo, ServerInfo,
+};
+pub use validation::{ParamReader, Params, Violation};
+
+/// The WSP protocol version this crate describes.
+pub const PROTOCOL_VERSION: &str = "0.1.0";
+
+/// The method names WSP defines.
+pub mod methods {
+    /// `initialize`.
+    pub const INITIALIZE: &str = "initialize";
+    /// `shutdown`.
+    pub const SHUTDOWN: &str = "shutdown";
+    /// The `exit` notification.
+    pub const EXIT: &str = "exit";
+    /// `environment/list`.
+    pub const LIST: &str = "environment/list";
+    /// `environment/create`.
+    pub const CREATE: &str = "environment/create";
+    /// `environment/get`.
+    pub const GET: &str = "environment/get";
+    /// `environment/delete`.
+    pub const DELETE: &str = "environment/delete";
+    /// `environment/execute`.
+    pub const EXECUTE: &str = "environment/execute";
+}

@@ -21,3 +21,87 @@ pub struct ExecuteResult {
     /// Captured stderr, decoded as UTF-8 with replacement characters.
     pub stderr: String,
 }
+
+/// Who the server is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerInfo {
+    /// The server's name.
+    pub name: String,
+    /// The server's version.
+    pub version: String,
+}
+
+/// Which params schema the server speaks, and a stable hash of its methods and their params.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchemaInfo {
+    /// The protocol version the schema belongs to.
+    pub version: String,
+    /// A stable hash of the bound methods and their param schemas (hex SHA-256).
+    pub fingerprint: String,
+}
+
+/// The `initialize` result.
+///
+/// `methods` and `protocol_version` are the ones the methods document requires; the rest are
+/// additive connect-time facts a client may use and must tolerate missing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// Every request method bound on the server, sorted ascending, each once.
+    pub methods: Vec<String>,
+    /// `"0.1.0"`.
+    pub protocol_version: String,
+    /// The server's name and version.
+    pub server_info: ServerInfo,
+    /// `unix` or `windows`.
+    pub platform_family: String,
+    /// `linux`, `macos`, `windows`, …
+    pub platform_os: String,
+    /// The state directory (absolute).
+    pub wsp_home: String,
+    /// `durable` when environments outlive the server process, else `ephemeral`.
+    pub session_durability: String,
+    /// Whether the server can sandbox commands: `available` or `unavailable`.
+    pub sandbox_availability: String,
+    /// Why sandboxing is unavailable; sent only when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_unavailable_reason: Option<String>,
+    /// Schema version and fingerprint.
+    pub schema: SchemaInfo,
+    /// The environment backend's name (`venv`, `uv`, `conda`, …).
+    pub backend: String,
+}
+
+/// An environment as `environment/list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvironmentSummary {
+    /// `env-` and 12 lowercase hex digits.
+    pub id: String,
+    /// The name given at creation.
+    pub name: String,
+    /// The version as the client asked for it.
+    pub python_version: String,
+}
+
+/// An environment in full, as `environment/create` and `environment/get` return it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvironmentDetails {
+    /// `env-` and 12 lowercase hex digits.
+    pub id: String,
+    /// The name given at creation.
+    pub name: String,
+    /// The version as the client asked for it.
+    pub python_version: String,
+    /// The environment's own interpreter: absolute, inside the environment.
+    pub interpreter_path: String,
+    /// Installed distributions, sorted by normalized name.
+    pub installed_packages: Vec<Package>,
+    /// At least `backend`, `path` and `python_full_version`.
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The `environment/delete` result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeleteAck {
+    /// The deleted environment's id.
+    pub id: String,
+}

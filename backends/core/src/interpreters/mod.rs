@@ -2,9 +2,7 @@
 //!
 //! Types shared by every backend that provisions from a local interpreter.
 
-mod version;
-
-pub use version::{PythonVersion, VersionRequest};
+pub use wsp_protocol::{PythonVersion, VersionRequest};
 
 use std::path::PathBuf;
 

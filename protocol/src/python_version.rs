@@ -1,4 +1,4 @@
-//! Python versions and the `MAJOR.MINOR[.PATCH]` requests clients send.
+//! Python versions, and the `MAJOR.MINOR[.PATCH]` requests clients send in `python_version`.
 
 use std::fmt;
 use std::str::FromStr;

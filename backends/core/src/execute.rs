@@ -1,1 +1,0 @@
-//! Running commands inside environments.

@@ -1,0 +1,186 @@
+//! JSON-RPC 2.0 messages: classifying what arrives, and the responses that go out.
+//!
+//! [`parse_payload`] turns one frame's payload into a [`Payload`]: a single message, a batch, or a
+//! parse error. Each message is a [`Request`] (it has an `id` member), a [`Notification`], or
+//! [`Incoming::Invalid`], which is answered with `-32600` and the id when one could be read.
+
+use jsonrpsee_types::ErrorObjectOwned;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+use crate::error;
+use crate::id::Id;
+
+/// A request: it has an id and gets exactly one response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// The id the response echoes.
+    pub id: Id,
+    /// The method name.
+    pub method: String,
+    /// The `params` member as sent; `None` when absent.
+    pub params: Option<Value>,
+}
+
+/// A notification: no id, never answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notification {
+    /// The method name.
+    pub method: String,
+    /// The `params` member as sent; `None` when absent.
+    pub params: Option<Value>,
+}
+
+/// One message of a payload.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    /// A well-formed request.
+    Request(Request),
+    /// A well-formed notification.
+    Notification(Notification),
+    /// Not a valid JSON-RPC 2.0 message: answered with `-32600`.
+    Invalid {
+        /// The id when one could be read, else `null`.
+        id: Id,
+        /// What is wrong, for the error message.
+        reason: String,
+    },
+}
+
+/// What one frame's payload holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Payload {
+    /// A single message.
+    Single(Incoming),
+    /// A batch: its messages in order. An empty batch is [`Payload::EmptyBatch`].
+    Batch(Vec<Incoming>),
+    /// `[]`: answered with one `-32600`.
+    EmptyBatch,
+    /// Not JSON: answered with `-32700` and `"id": null`.
+    NotJson(String),
+}
+
+/// Classifies one payload.
+pub fn parse_payload(text: &str) -> Payload {
+    match serde_json::from_str::<Value>(text) {
+        Err(e) => Payload::NotJson(e.to_string()),
+        Ok(Value::Array(items)) if items.is_empty() => Payload::EmptyBatch,
+        Ok(Value::Array(items)) => Payload::Batch(items.into_iter().map(classify).collect()),
+        Ok(value) => Payload::Single(classify(value)),
+    }
+}
+
+/// Classifies one JSON value as a request, a notification or an invalid message.
+pub fn classify(value: Value) -> Incoming {
+    let Value::Object(mut object) = value else {
+        return Incoming::Invalid {
+            id: Id::Null,
+            reason: "a message must be a JSON object".into(),
+        };
+    };
+    let id = match object.remove("id") {
+        None => None,
+        Some(value) => match Id::from_value(&value) {
+            Some(id) => Some(id),
+            None => {
+                return Incoming::Invalid {
+                    id: Id::Null,
+                    reason: "`id` must be a string, a number or null".into(),
+                }
+            }
+        },
+    };
+    let invalid = |reason: &str| Incoming::Invalid {
+        id: id.clone().unwrap_or(Id::Null),
+        reason: reason.to_owned(),
+    };
+    if object.get("jsonrpc") != Some(&Value::String("2.0".into())) {
+        return invalid("`jsonrpc` must be \"2.0\"");
+    }
+    let method = match object.remove("method") {
+        Some(Value::String(method)) => method,
+        Some(_) => return invalid("`method` must be a string"),
+        None => return invalid("`method` is missing"),
+    };
+    let params = object.remove("params");
+    match id {
+        Some(id) => Incoming::Request(Request { id, method, params }),
+        None => Incoming::Notification(Notification { method, params }),
+    }
+}
+
+/// A response: the id and either a result or an error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    /// The request's id.
+    pub id: Id,
+    /// The result, or the error.
+    pub outcome: Result<Value, ErrorObjectOwned>,
+}
+
+impl Response {
+    /// A success.
+    pub fn ok(id: Id, result: Value) -> Self {
+        Response {
+            id,
+            outcome: Ok(result),
+        }
+    }
+
+    /// A failure.
+    pub fn error(id: Id, error: ErrorObjectOwned) -> Self {
+        Response {
+            id,
+            outcome: Err(error),
+        }
+    }
+
+    /// The error code, when the outcome is an error.
+    pub fn error_code(&self) -> Option<i32> {
+        self.outcome.as_ref().err().map(|e| e.code())
+    }
+
+    /// Reads a response from its JSON form (for clients).
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        let Value::Object(mut object) = value else {
+            return Err("a response must be a JSON object".into());
+        };
+        let id = object
+            .remove("id")
+            .and_then(|id| Id::from_value(&id))
+            .ok_or("a response needs an `id`")?;
+        if let Some(error) = object.remove("error") {
+            let error: ErrorObjectOwned =
+                serde_json::from_value(error).map_err(|e| format!("bad `error`: {e}"))?;
+            return Ok(Response::error(id, error));
+        }
+        match object.remove("result") {
+            Some(result) => Ok(Response::ok(id, result)),
+            None => Err("a response needs `result` or `error`".into()),
+        }
+    }
+}
+
+impl Serialize for Response {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("jsonrpc", "2.0")?;
+        map.serialize_entry("id", &self.id)?;
+        match &self.outcome {
+            Ok(result) => map.serialize_entry("result", result)?,
+            Err(error) => map.serialize_entry("error", error)?,
+        }
+        map.end()
+    }
+}
+
+/// The answer to a payload that is not JSON.
+pub fn parse_error_response(detail: &str) -> Response {
+    Response::error(Id::Null, error::parse_error(detail))
+}
+
+/// The answer to an invalid message.
+pub fn invalid_request_response(id: Id, reason: &str) -> Response {
+    Response::error(id, error::invalid_request(reason))
+}

@@ -1,0 +1,259 @@
+//! Param validation that reports every violated rule, not just the first.
+//!
+//! [`ParamReader`] walks a params object field by field and collects a [`Violation`] for each
+//! broken rule; [`Params`] is what a method's params type implements so the server can validate
+//! it before the handler runs. Lengths count Unicode scalar values, not bytes.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One violated rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Violation {
+    /// The offending field (`params` for the params value itself).
+    pub field: String,
+    /// The rule's short name: `required`, `type`, `min_length`, `max_length`, `format`, …
+    pub rule: String,
+    /// A human-readable explanation.
+    pub message: String,
+}
+
+impl Violation {
+    /// A violation of `rule` on `field`.
+    pub fn new(field: &str, rule: &str, message: impl Into<String>) -> Self {
+        Violation {
+            field: field.to_owned(),
+            rule: rule.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+/// A method's params type: parsed from the request's `params` with every violation listed.
+pub trait Params: Sized + Send + 'static {
+    /// Parses and validates. `None` is an absent `params` member.
+    fn from_params(params: Option<&Value>) -> Result<Self, Vec<Violation>>;
+
+    /// A JSON Schema of the params, used for the capabilities fingerprint.
+    fn schema() -> Value;
+}
+
+/// Parses any `Deserialize` type as params: absent, `null` and `[]` read as `{}`, and a serde
+/// error becomes one violation. For custom methods that need no rule beyond their types.
+pub fn from_serde<T: serde::de::DeserializeOwned>(
+    params: Option<&Value>,
+) -> Result<T, Vec<Violation>> {
+    let value = match params {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(Value::Array(items)) if items.is_empty() => Value::Object(Map::new()),
+        Some(value) => value.clone(),
+    };
+    serde_json::from_value(value).map_err(|e| vec![Violation::new("params", "type", e.to_string())])
+}
+
+/// Reads fields out of a params object, collecting violations.
+#[derive(Debug)]
+pub struct ParamReader<'a> {
+    object: Option<&'a Map<String, Value>>,
+    shape_ok: bool,
+    violations: Vec<Violation>,
+}
+
+impl<'a> ParamReader<'a> {
+    /// Checks the params' shape. Absent, `null` and `{}` mean "no params"; `[]` does too when
+    /// the method takes none; any other shape is a violation.
+    pub fn new(params: Option<&'a Value>, takes_none: bool) -> Self {
+        let mut reader = ParamReader {
+            object: None,
+            shape_ok: true,
+            violations: Vec::new(),
+        };
+        match params {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(map)) => reader.object = Some(map),
+            Some(Value::Array(items)) if items.is_empty() && takes_none => {}
+            Some(other) => {
+                reader.shape_ok = false;
+                let expected = if takes_none {
+                    "this method takes no params: omit them or send null, {} or []"
+                } else {
+                    "params must be an object of named params"
+                };
+                reader.violations.push(Violation::new(
+                    "params",
+                    "type",
+                    format!("{expected}, got {}", type_name(other)),
+                ));
+            }
+        }
+        reader
+    }
+
+    fn field(&self, name: &str) -> Option<&'a Value> {
+        self.object.and_then(|map| map.get(name))
+    }
+
+    /// Adds a violation found by the caller.
+    pub fn violate(&mut self, field: &str, rule: &str, message: impl Into<String>) {
+        self.violations.push(Violation::new(field, rule, message));
+    }
+
+    /// A required string of `min..=max` characters.
+    pub fn string(&mut self, name: &str, min: usize, max: Option<usize>) -> Option<String> {
+        if !self.shape_ok {
+            return None;
+        }
+        match self.field(name) {
+            None | Some(Value::Null) => {
+                self.violate(name, "required", format!("`{name}` is required"));
+                None
+            }
+            Some(value) => self.check_string(name, value, min, max),
+        }
+    }
+
+    /// An optional string (absent or `null` is `None`).
+    pub fn optional_string(
+        &mut self,
+        name: &str,
+        min: usize,
+        max: Option<usize>,
+    ) -> Option<String> {
+        match self.field(name) {
+            None | Some(Value::Null) => None,
+            Some(value) => self.check_string(name, value, min, max),
+        }
+    }
+
+    fn check_string(
+        &mut self,
+        name: &str,
+        value: &Value,
+        min: usize,
+        max: Option<usize>,
+    ) -> Option<String> {
+        let Value::String(s) = value else {
+            self.violate(
+                name,
+                "type",
+                format!("`{name}` must be a string, got {}", type_name(value)),
+            );
+            return None;
+        };
+        let length = s.chars().count();
+        if length < min {
+            let rule = if min == 1 { "non_empty" } else { "min_length" };
+            self.violate(
+                name,
+                rule,
+                format!("`{name}` must have at least {min} characters, got {length}"),
+            );
+        }
+        if let Some(max) = max.filter(|max| length > *max) {
+            self.violate(
+                name,
+                "max_length",
+                format!("`{name}` must have at most {max} characters, got {length}"),
+            );
+        }
+        Some(s.clone())
+    }
+
+    /// A required array of strings (at least `min` items).
+    pub fn string_array(&mut self, name: &str, min: usize) -> Option<Vec<String>> {
+        if !self.shape_ok {
+            return None;
+        }
+        let items = match self.field(name) {
+            None | Some(Value::Null) => {
+                self.violate(name, "required", format!("`{name}` is required"));
+                return None;
+            }
+            Some(Value::Array(items)) => items,
+            Some(other) => {
+                self.violate(
+                    name,
+                    "type",
+                    format!(
+                        "`{name}` must be an array of strings, got {}",
+                        type_name(other)
+                    ),
+                );
+                return None;
+            }
+        };
+        if items.len() < min {
+            self.violate(
+                name,
+                "non_empty",
+                format!("`{name}` must have at least {min} element(s)"),
+            );
+        }
+        let mut strings = Vec::with_capacity(items.len());
+        for (index, item) in items.iter().enumerate() {
+            match item {
+                Value::String(s) => strings.push(s.clone()),
+                other => self.violate(
+                    &format!("{name}[{index}]"),
+                    "type",
+                    format!(
+                        "`{name}[{index}]` must be a string, got {}",
+                        type_name(other)
+                    ),
+                ),
+            }
+        }
+        Some(strings)
+    }
+
+    /// An optional object whose values are all strings (absent or `null` is `None`).
+    pub fn optional_string_map(&mut self, name: &str) -> Option<Vec<(String, String)>> {
+        let map = match self.field(name) {
+            None | Some(Value::Null) => return None,
+            Some(Value::Object(map)) => map,
+            Some(other) => {
+                self.violate(
+                    name,
+                    "type",
+                    format!(
+                        "`{name}` must be an object of strings, got {}",
+                        type_name(other)
+                    ),
+                );
+                return None;
+            }
+        };
+        let mut pairs = Vec::with_capacity(map.len());
+        for (key, value) in map {
+            match value {
+                Value::String(s) => pairs.push((key.clone(), s.clone())),
+                other => self.violate(
+                    &format!("{name}.{key}"),
+                    "type",
+                    format!("`{name}.{key}` must be a string, got {}", type_name(other)),
+                ),
+            }
+        }
+        Some(pairs)
+    }
+
+    /// The collected violations, or `Ok(value)` when there are none.
+    pub fn finish<T>(self, build: impl FnOnce() -> Option<T>) -> Result<T, Vec<Violation>> {
+        if !self.violations.is_empty() {
+            return Err(self.violations);
+        }
+        build().ok_or_else(|| vec![Violation::new("params", "type", "params could not be read")])
+    }
+}
+
+/// The JSON type of a value, for messages.
+pub fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
