@@ -1,0 +1,220 @@
+//! Running commands inside environments: the runner every backend uses for
+//! `environment/execute`.
+//!
+//! A command runs with stdin from the null device, the server's own environment plus the
+//! environment's [`Activation`], then the request's variables on top, and finally
+//! [`ENVIRONMENT_ID_VAR`] and [`ENVIRONMENT_STACK_VAR`] (set last so that a request cannot hide
+//! the nesting that the `env-in-use` rule depends on). Its stdout and stderr are captured
+//! whole and decoded as UTF-8 with replacement characters.
+//!
+//! The child leads its own process group. The whole group is killed with `SIGKILL`
+//! - when the [`run`] future is dropped (the request was cancelled, or the drain deadline
+//!   passed), so a cancelled command leaves no orphans behind; and
+//! - as soon as the main child has exited: whatever it left running in the background is
+//!   killed too, because a background grandchild still holding the stdout or stderr pipe would
+//!   otherwise keep the request waiting for an end of file that never comes.
+//!
+//! A process that left the group (`setsid`, `setpgid`) escapes both kills. If such a process
+//! still holds a pipe when the main child exits, the output is read for a short grace period
+//! ([`PIPE_GRACE`]) and then returned as it is.
+
+mod capture;
+mod group;
+mod lookup;
+mod request;
+mod stack;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use wsp_protocol::ExecuteResult;
+
+use crate::BackendError;
+
+pub use request::{resolve_cwd, validate_env_key, validate_env_value};
+pub use stack::{
+    current_stack, parse_stack, stack_value, ENVIRONMENT_ID_VAR, ENVIRONMENT_STACK_VAR,
+};
+
+/// How long the output pipes are still read after the main child exited and its process group
+/// was killed, when a process outside the group keeps them open.
+pub const PIPE_GRACE: Duration = Duration::from_millis(500);
+
+/// The `reason` of a [`BackendError::Failed`] for a program that could not be started.
+pub const SPAWN_FAILED: &str = "spawn-failed";
+
+/// What activating an environment adds to a child's environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Activation {
+    /// The environment's root.
+    pub root: PathBuf,
+    /// The directory holding the environment's executables; put first on `PATH` and searched
+    /// first for a bare `argv[0]`.
+    pub bin_dir: PathBuf,
+    /// Variables the activation sets, such as `VIRTUAL_ENV` or `CONDA_PREFIX`.
+    pub vars: Vec<(String, String)>,
+}
+
+impl Activation {
+    /// The activation of a virtual environment: `VIRTUAL_ENV=<root>`, `<root>/bin`.
+    pub fn venv(root: &Path) -> Self {
+        Self::with_var(root, "VIRTUAL_ENV")
+    }
+
+    /// The activation of a conda environment: `CONDA_PREFIX=<root>`, `<root>/bin`.
+    pub fn conda(root: &Path) -> Self {
+        Self::with_var(root, "CONDA_PREFIX")
+    }
+
+    fn with_var(root: &Path, var: &str) -> Self {
+        Activation {
+            root: root.to_path_buf(),
+            bin_dir: root.join("bin"),
+            vars: vec![(var.to_owned(), root.to_string_lossy().into_owned())],
+        }
+    }
+}
+
+/// One command to run in an environment.
+#[derive(Debug, Clone, Copy)]
+pub struct RunSpec<'a> {
+    /// The environment's activation.
+    pub activation: &'a Activation,
+    /// The environment's id, exported as [`ENVIRONMENT_ID_VAR`] and appended to the stack.
+    pub environment_id: &'a str,
+    /// The command: `argv[0]` without a `/` is looked up in the bin directory, then on `PATH`.
+    pub argv: &'a [String],
+    /// The working directory, already checked with [`resolve_cwd`].
+    pub cwd: &'a Path,
+    /// Variables the request sets on top of the activation.
+    pub env: &'a BTreeMap<String, String>,
+}
+
+/// Runs a command and captures its output, nested inside this process's own
+/// [`ENVIRONMENT_STACK_VAR`] (see [`current_stack`]).
+///
+/// A program that cannot be started is [`BackendError::Failed`] with reason
+/// [`SPAWN_FAILED`]. Dropping the future kills the command's whole process group.
+pub async fn run(spec: RunSpec<'_>) -> Result<ExecuteResult, BackendError> {
+    run_with_stack(spec, &current_stack()).await
+}
+
+/// Like [`run`], with the enclosing environment ids given explicitly instead of read from this
+/// process's environment.
+pub async fn run_with_stack(
+    spec: RunSpec<'_>,
+    inherited_stack: &[String],
+) -> Result<ExecuteResult, BackendError> {
+    let Some(program) = spec.argv.first() else {
+        return Err(BackendError::failed(SPAWN_FAILED, "the command is empty"));
+    };
+    if !spec.cwd.is_dir() {
+        return Err(BackendError::failed(
+            SPAWN_FAILED,
+            format!(
+                "cannot start `{program}`: the working directory {} does not exist or is not a directory",
+                spec.cwd.display()
+            ),
+        ));
+    }
+    let path = child_path(spec.activation, spec.env);
+    let executable = lookup::find_program(program, &spec.activation.bin_dir, &path, spec.cwd)
+        .map_err(|detail| BackendError::failed(SPAWN_FAILED, detail))?;
+
+    let mut command = tokio::process::Command::new(&executable);
+    command
+        .args(&spec.argv[1..])
+        .current_dir(spec.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .env_remove("PYTHONHOME");
+    for (key, value) in &spec.activation.vars {
+        command.env(key, value);
+    }
+    command.env("PATH", &path);
+    command.envs(spec.env);
+    command.env(ENVIRONMENT_ID_VAR, spec.environment_id);
+    command.env(
+        ENVIRONMENT_STACK_VAR,
+        stack_value(inherited_stack, spec.environment_id),
+    );
+
+    let mut child = command.spawn().map_err(|error| {
+        BackendError::failed(
+            SPAWN_FAILED,
+            format!(
+                "cannot start `{program}` ({}): {error}",
+                executable.display()
+            ),
+        )
+    })?;
+    let mut group = group::GroupKill::new(child.id());
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+
+    let (exited_tx, exited_rx) = watch::channel(false);
+    let wait = async {
+        let status = child.wait().await;
+        group.kill();
+        // The receivers live as long as this join, so a send error cannot happen here.
+        let _ = exited_tx.send(true);
+        status
+    };
+    let (status, stdout, stderr) = tokio::join!(
+        wait,
+        capture::read_all(stdout, exited_rx.clone(), PIPE_GRACE),
+        capture::read_all(stderr, exited_rx, PIPE_GRACE),
+    );
+    let status = status
+        .map_err(|error| BackendError::failed("wait-failed", format!("`{program}`: {error}")))?;
+    let read_error = |error| {
+        BackendError::failed(
+            "io-error",
+            format!("reading the output of `{program}`: {error}"),
+        )
+    };
+    Ok(ExecuteResult {
+        exit_code: exit_code(status),
+        stdout: String::from_utf8_lossy(&stdout.map_err(read_error)?).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr.map_err(read_error)?).into_owned(),
+    })
+}
+
+/// The child's `PATH`: the request's own `PATH` if it sets one, else the activation's bin
+/// directory followed by this process's `PATH`.
+fn child_path(activation: &Activation, env: &BTreeMap<String, String>) -> OsString {
+    if let Some(path) = env.get("PATH") {
+        return OsString::from(path);
+    }
+    let mut dirs = vec![activation.bin_dir.clone()];
+    if let Some(inherited) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&inherited));
+    }
+    // Joining fails only for a directory containing `:`; then the bin directory is put in
+    // front textually, which is what a shell's activation script does as well.
+    std::env::join_paths(&dirs).unwrap_or_else(|_| {
+        let mut path = activation.bin_dir.clone().into_os_string();
+        if let Some(inherited) = std::env::var_os("PATH") {
+            path.push(":");
+            path.push(inherited);
+        }
+        path
+    })
+}
+
+/// The exit status as WSP reports it: the code, or `-N` for a child killed by signal `N`.
+fn exit_code(status: ExitStatus) -> i64 {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => i64::from(code),
+        (None, Some(signal)) => -i64::from(signal),
+        (None, None) => i64::from(status.into_raw()),
+    }
+}
