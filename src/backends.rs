@@ -1,0 +1,44 @@
+//! The reference server's backends: which one serves, and how it is set up from the config.
+
+use wsp_backend::interpreters::{Inventory, InventoryConfig};
+use wsp_backend::store::Store;
+
+use crate::config::{BackendKind, ServeConfig};
+use crate::environments::Environments;
+use crate::serve::StartError;
+
+/// The interpreter inventory the config describes, caching queries in the state directory.
+pub fn inventory(config: &ServeConfig, store: &Store) -> Inventory {
+    let mut inventory_config = InventoryConfig::from_env();
+    inventory_config.extra_interpreters = config.interpreters.clone();
+    inventory_config.cache_file = Some(store.dir().join("interpreters.json"));
+    Inventory::new(inventory_config)
+}
+
+/// The environment methods on the configured backend.
+pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, StartError> {
+    let name = config.backend.name();
+    match config.backend {
+        BackendKind::Venv => {
+            let options = wsp_backend_venv::VenvOptions {
+                mode: if config.stdlib_venv {
+                    wsp_backend_venv::VenvMode::Stdlib
+                } else {
+                    wsp_backend_venv::VenvMode::Native
+                },
+                seed_pip: config.seed_pip,
+                seed_cache_dir: Some(store.dir().join("cache").join("pip-seed")),
+                prompt: None,
+            };
+            let _pending = (inventory(config, &store), options);
+            Err(StartError::Backend {
+                backend: name,
+                detail: "the venv backend service is not wired yet".into(),
+            })
+        }
+        BackendKind::Uv | BackendKind::Conda => Err(StartError::Backend {
+            backend: name,
+            detail: "not built yet".into(),
+        }),
+    }
+}

@@ -1,0 +1,82 @@
+//! What `wsp serve` is configured with: the options of the reference server.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How log lines on stderr are formatted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Which environment backend serves the environment methods.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BackendKind {
+    /// The built-in fallback: venvs written in Rust.
+    #[default]
+    Venv,
+    /// Environments made by the `uv` tool.
+    Uv,
+    /// Conda prefixes solved and installed with rattler.
+    Conda,
+}
+
+impl BackendKind {
+    /// The backend's name, as `initialize` and `extra.backend` show it.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Venv => "venv",
+            BackendKind::Uv => "uv",
+            BackendKind::Conda => "conda",
+        }
+    }
+}
+
+/// The reference server's configuration.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// The state directory; `None` means `$WSP_HOME`, else the platform data dir.
+    pub state_dir: Option<PathBuf>,
+    /// The environment backend.
+    pub backend: BackendKind,
+    /// The largest frame payload accepted.
+    pub max_frame_bytes: usize,
+    /// How long the EOF/exit drain waits for in-flight requests.
+    pub drain_timeout: Duration,
+    /// How many requests run at once before reading pauses.
+    pub concurrency_limit: usize,
+    /// Log line format on stderr.
+    pub log_format: LogFormat,
+    /// Extra interpreters to offer (`--python PATH`).
+    pub interpreters: Vec<PathBuf>,
+    /// Conda channels (`--channel`); empty means conda-forge.
+    pub channels: Vec<String>,
+    /// The `uv` executable (`--uv`); `None` means look it up on `PATH`.
+    pub uv: Option<PathBuf>,
+    /// Create venvs with `python -m venv` instead of writing them in Rust.
+    pub stdlib_venv: bool,
+    /// Seed pip into new venvs (from a cache, not ensurepip each time).
+    pub seed_pip: bool,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            state_dir: None,
+            backend: BackendKind::Venv,
+            max_frame_bytes: crate::codec::DEFAULT_MAX_FRAME_BYTES,
+            drain_timeout: Duration::from_secs(5),
+            concurrency_limit: 64,
+            log_format: LogFormat::Text,
+            interpreters: Vec::new(),
+            channels: Vec::new(),
+            uv: None,
+            stdlib_venv: false,
+            seed_pip: false,
+        }
+    }
+}

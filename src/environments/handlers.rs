@@ -1,0 +1,232 @@
+//! The handlers of the five environment methods.
+
+use std::future::Future;
+
+use serde_json::{json, Value};
+use wsp_backend::execute::{current_stack, resolve_cwd};
+use wsp_backend::store::{EnvironmentDetails as Committed, EnvironmentRecord, StoreError};
+use wsp_backend::{
+    BackendRequest, BackendResponse, DescribeRequest, ProvisionRequest, RemoveRequest, RunRequest,
+};
+use wsp_protocol::validation::Violation;
+use wsp_protocol::{
+    error, CreateParams, DeleteAck, EnvironmentDetails, EnvironmentSummary, ErrorObjectOwned,
+    ExecuteParams, ExecuteResult, IdParams,
+};
+
+use super::{backend_error, unexpected_response, Environments};
+
+type Answer<T> = Result<T, ErrorObjectOwned>;
+
+fn store_error(e: StoreError) -> ErrorObjectOwned {
+    match e {
+        StoreError::NotFound { id } => error::environment_not_found(&id),
+        StoreError::NameConflict { name } => error::name_conflict(&[Violation::new(
+            "name",
+            "unique",
+            format!("an environment named {name:?} already exists"),
+        )]),
+        other => error::execution_failed("state-store", &other.to_string(), None),
+    }
+}
+
+impl Environments {
+    pub(super) async fn list(self) -> Answer<Vec<EnvironmentSummary>> {
+        let records = self.inner.store.list().await.map_err(store_error)?;
+        Ok(records
+            .into_iter()
+            .map(|record| EnvironmentSummary {
+                id: record.id,
+                name: record.name,
+                python_version: record.python_version,
+            })
+            .collect())
+    }
+
+    pub(super) async fn create(self, params: CreateParams) -> Answer<EnvironmentDetails> {
+        self.sweep().await;
+        let store = &self.inner.store;
+        let reservation = store
+            .reserve(&params.name, &self.inner.backend_name)
+            .await
+            .map_err(store_error)?;
+        let root = reservation.root.clone();
+        let provisioned = self
+            .call_backend(BackendRequest::Provision(ProvisionRequest {
+                root: root.clone(),
+                name: params.name.clone(),
+                python_version: params.version_request,
+            }))
+            .await;
+        let described = match provisioned {
+            Ok(BackendResponse::Provisioned(provisioned)) => self
+                .describe(&root)
+                .await
+                .map(|description| (provisioned, description)),
+            Ok(_) => Err(unexpected_response("provision")),
+            Err(e) => Err(backend_error(e)),
+        };
+        let (provisioned, description) = match described {
+            Ok(both) => both,
+            Err(e) => {
+                if let Err(abort) = reservation.abort().await {
+                    tracing::warn!(error = %abort, root = %root.display(), "removing a failed environment failed");
+                }
+                return Err(e);
+            }
+        };
+        let record = reservation
+            .commit(Committed {
+                python_version: params.python_version,
+                python_full_version: provisioned.python_full_version.to_string(),
+                interpreter_path: provisioned.interpreter_path,
+                extra: provisioned.extra,
+            })
+            .await
+            .map_err(store_error)?;
+        Ok(details(record, description))
+    }
+
+    pub(super) fn get(self, params: IdParams) -> impl Future<Output = Answer<EnvironmentDetails>> {
+        let token = self.inner.usage.begin(&params.id);
+        async move {
+            let _token = token.ok_or_else(|| error::environment_not_found(&params.id))?;
+            let _guard = self
+                .inner
+                .store
+                .acquire_use(&params.id)
+                .await
+                .map_err(store_error)?;
+            let record = self.record(&params.id).await?;
+            let description = self.describe(&record.root).await?;
+            Ok(details(record, description))
+        }
+    }
+
+    pub(super) fn execute(
+        self,
+        params: ExecuteParams,
+    ) -> impl Future<Output = Answer<ExecuteResult>> {
+        let token = self.inner.usage.begin(&params.id);
+        async move {
+            let _token = token.ok_or_else(|| error::environment_not_found(&params.id))?;
+            let _guard = self
+                .inner
+                .store
+                .acquire_use(&params.id)
+                .await
+                .map_err(store_error)?;
+            let record = self.record(&params.id).await?;
+            let cwd = resolve_cwd(&record.root, params.cwd.as_deref()).map_err(|message| {
+                error::invalid_params(&[Violation::new("cwd", "inside_environment", message)])
+            })?;
+            let response = self
+                .call_backend(BackendRequest::Run(RunRequest {
+                    root: record.root.clone(),
+                    environment_id: record.id.clone(),
+                    argv: params.argv,
+                    cwd,
+                    env: params.env,
+                }))
+                .await
+                .map_err(backend_error)?;
+            match response {
+                BackendResponse::Ran(result) => Ok(result),
+                _ => Err(unexpected_response("run")),
+            }
+        }
+    }
+
+    pub(super) fn delete(self, params: IdParams) -> impl Future<Output = Answer<DeleteAck>> {
+        let id = params.id;
+        let refused = current_stack().contains(&id).then(|| {
+            error::execution_failed(
+                "env-in-use",
+                &format!("{id} is an environment this server runs in; it cannot delete it"),
+                Some(json!({ "id": id })),
+            )
+        });
+        let marked = refused.is_none() && self.inner.usage.mark_deleting(&id);
+        async move {
+            if let Some(refused) = refused {
+                return Err(refused);
+            }
+            if !marked {
+                return Err(error::environment_not_found(&id));
+            }
+            let _unmark = Unmark(&self, &id);
+            self.inner.usage.wait_unused(&id).await;
+            let removal = self.inner.store.remove(&id).await.map_err(store_error)?;
+            if let Some((path, e)) = &removal.leftover {
+                tracing::warn!(directory = %path.display(), error = %e, "could not delete an environment's files; a later create or delete removes them");
+            }
+            let removed = self
+                .call_backend(BackendRequest::Remove(RemoveRequest {
+                    root: removal.record.root.clone(),
+                }))
+                .await;
+            if let Err(e) = removed {
+                tracing::warn!(id = %id, error = %e, "the backend's removal step failed");
+            }
+            self.sweep().await;
+            Ok(DeleteAck { id: id.clone() })
+        }
+    }
+
+    async fn record(&self, id: &str) -> Answer<EnvironmentRecord> {
+        self.inner
+            .store
+            .get(id)
+            .await
+            .map_err(store_error)?
+            .ok_or_else(|| error::environment_not_found(id))
+    }
+
+    async fn describe(&self, root: &std::path::Path) -> Answer<wsp_backend::Description> {
+        let response = self
+            .call_backend(BackendRequest::Describe(DescribeRequest {
+                root: root.to_owned(),
+            }))
+            .await
+            .map_err(backend_error)?;
+        match response {
+            BackendResponse::Described(description) => Ok(description),
+            _ => Err(unexpected_response("describe")),
+        }
+    }
+
+    async fn sweep(&self) {
+        if let Err(e) = self.inner.store.sweep().await {
+            tracing::warn!(error = %e, "sweeping the state directory failed");
+        }
+    }
+}
+
+struct Unmark<'a>(&'a Environments, &'a str);
+
+impl Drop for Unmark<'_> {
+    fn drop(&mut self) {
+        self.0.inner.usage.unmark_deleting(self.1);
+    }
+}
+
+fn details(record: EnvironmentRecord, description: wsp_backend::Description) -> EnvironmentDetails {
+    let mut extra = record.extra;
+    extra.insert("backend".into(), Value::String(record.backend));
+    extra.insert(
+        "path".into(),
+        Value::String(record.root.display().to_string()),
+    );
+    extra.insert(
+        "python_full_version".into(),
+        Value::String(record.python_full_version),
+    );
+    EnvironmentDetails {
+        id: record.id,
+        name: record.name,
+        python_version: record.python_version,
+        interpreter_path: description.interpreter_path.display().to_string(),
+        installed_packages: description.installed_packages,
+        extra,
+    }
+}

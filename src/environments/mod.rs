@@ -1,0 +1,126 @@
+//! The five environment methods, bound to any backend.
+//!
+//! [`Environments`] holds what every backend shares: the state store (index, ids, names,
+//! locks), the in-process side of the delete-waits rule, and the order of checks. The backend
+//! only provisions, describes, runs and removes (see [`wsp_backend::backend`]).
+//!
+//! Work that decides a request's fate by read order happens synchronously when the router calls
+//! the handler: a `get`/`execute` registers its use of the environment, a `delete` marks the
+//! environment as going away. Everything else runs in the request's future.
+
+mod handlers;
+mod usage;
+
+use std::sync::Arc;
+
+use tower::{BoxError, Service, ServiceExt};
+use wsp_backend::store::Store;
+use wsp_backend::{BackendError, BackendRequest, BackendResponse, BoxBackend};
+use wsp_protocol::{error, methods, ErrorObjectOwned};
+
+use crate::router::Router;
+use usage::Usage;
+
+/// The environment methods over one store and one backend.
+#[derive(Clone)]
+pub struct Environments {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Store,
+    backend: BoxBackend,
+    backend_name: String,
+    usage: Usage,
+}
+
+impl Environments {
+    /// Serves environments from `store` with `backend`, whose name is `backend_name`.
+    ///
+    /// `backend` is any tower service of [`BackendRequest`]s, wrapped in whatever layers the
+    /// caller likes; an error that is a [`BackendError`] keeps its meaning, any other becomes a
+    /// `-31004` with reason `backend-error`.
+    pub fn new<S>(store: Store, backend_name: impl Into<String>, backend: S) -> Self
+    where
+        S: Service<BackendRequest, Response = BackendResponse> + Clone + Send + Sync + 'static,
+        S::Error: Into<BoxError>,
+        S::Future: Send + 'static,
+    {
+        Environments {
+            inner: Arc::new(Inner {
+                store,
+                backend: BoxBackend::new(backend.map_err(Into::into)),
+                backend_name: backend_name.into(),
+                usage: Usage::default(),
+            }),
+        }
+    }
+
+    /// The backend's name.
+    pub fn backend_name(&self) -> &str {
+        &self.inner.backend_name
+    }
+
+    /// The store environments live in.
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// Binds `environment/list`, `create`, `get`, `delete` and `execute`.
+    pub fn bind(self, router: Router) -> Router {
+        let list = self.clone();
+        let create = self.clone();
+        let get = self.clone();
+        let delete = self.clone();
+        let execute = self;
+        router
+            .route(
+                methods::LIST,
+                tower::service_fn(move |_: wsp_protocol::NoParams| list.clone().list()),
+            )
+            .route(
+                methods::CREATE,
+                tower::service_fn(move |params| create.clone().create(params)),
+            )
+            .route(
+                methods::GET,
+                tower::service_fn(move |params| get.clone().get(params)),
+            )
+            .route(
+                methods::DELETE,
+                tower::service_fn(move |params| delete.clone().delete(params)),
+            )
+            .route(
+                methods::EXECUTE,
+                tower::service_fn(move |params| execute.clone().execute(params)),
+            )
+    }
+
+    async fn call_backend(&self, request: BackendRequest) -> Result<BackendResponse, BackendError> {
+        self.inner
+            .backend
+            .clone()
+            .oneshot(request)
+            .await
+            .map_err(|e| match e.downcast::<BackendError>() {
+                Ok(backend_error) => *backend_error,
+                Err(other) => BackendError::failed("backend-error", other),
+            })
+    }
+}
+
+fn backend_error(e: BackendError) -> ErrorObjectOwned {
+    match e {
+        BackendError::VersionUnavailable {
+            requested,
+            available,
+        } => error::python_version_unavailable(&requested, &available),
+        BackendError::Failed { reason, detail } => error::execution_failed(&reason, &detail, None),
+    }
+}
+
+fn unexpected_response(method: &str) -> ErrorObjectOwned {
+    error::internal_error(format!(
+        "the backend answered {method} with the wrong kind of response"
+    ))
+}

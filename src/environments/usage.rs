@@ -1,0 +1,88 @@
+//! In-process bookkeeping for the delete-waits rule, decided in the order requests were read.
+//!
+//! A `get` or `execute` registers its use when it is read; a `delete` read later marks the id
+//! as going away (so every `get`/`execute` read after it sees `-31001`) and then waits until the
+//! uses registered before it are gone. The store's file locks extend the same rule across
+//! processes.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::Notify;
+
+#[derive(Default)]
+struct State {
+    uses: HashMap<String, usize>,
+    deleting: HashSet<String>,
+}
+
+/// Who is using which environment in this process.
+#[derive(Clone, Default)]
+pub(crate) struct Usage {
+    state: Arc<Mutex<State>>,
+    released: Arc<Notify>,
+}
+
+/// A registered use; dropping it releases the use.
+pub(crate) struct UseToken {
+    usage: Usage,
+    id: String,
+}
+
+impl Usage {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Registers a use of `id`; `None` when a delete of `id` was read earlier.
+    pub(crate) fn begin(&self, id: &str) -> Option<UseToken> {
+        let mut state = self.lock();
+        if state.deleting.contains(id) {
+            return None;
+        }
+        *state.uses.entry(id.to_owned()).or_default() += 1;
+        Some(UseToken {
+            usage: self.clone(),
+            id: id.to_owned(),
+        })
+    }
+
+    /// Marks `id` as being deleted; `false` when another delete of it is already under way.
+    pub(crate) fn mark_deleting(&self, id: &str) -> bool {
+        self.lock().deleting.insert(id.to_owned())
+    }
+
+    /// Ends a delete of `id` (whatever its outcome).
+    pub(crate) fn unmark_deleting(&self, id: &str) {
+        self.lock().deleting.remove(id);
+    }
+
+    /// Waits until no use of `id` registered so far remains.
+    pub(crate) async fn wait_unused(&self, id: &str) {
+        loop {
+            let released = self.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            if !self.lock().uses.contains_key(id) {
+                return;
+            }
+            released.await;
+        }
+    }
+}
+
+impl Drop for UseToken {
+    fn drop(&mut self) {
+        let mut state = self.usage.lock();
+        if let Some(count) = state.uses.get_mut(&self.id) {
+            *count -= 1;
+            if *count == 0 {
+                state.uses.remove(&self.id);
+            }
+        }
+        drop(state);
+        self.usage.released.notify_waiters();
+    }
+}

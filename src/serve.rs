@@ -1,0 +1,96 @@
+//! `wsp serve`: the reference server on stdin/stdout.
+
+use std::path::PathBuf;
+
+use wsp_backend::store::Store;
+
+use crate::config::ServeConfig;
+use crate::server::{ServerBuilder, ServerFacts};
+
+/// Why the reference server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// No state directory could be determined.
+    #[error("no state directory: pass --state-dir or set WSP_HOME or HOME")]
+    NoStateDir,
+    /// The state directory could not be opened.
+    #[error("cannot open the state directory {}: {source}", path.display())]
+    Store {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: wsp_backend::store::StoreError,
+    },
+    /// The backend could not be set up.
+    #[error("the {backend} backend is unavailable: {detail}")]
+    Backend {
+        /// The backend's name.
+        backend: &'static str,
+        /// Why.
+        detail: String,
+    },
+}
+
+/// The state directory: `--state-dir`, else `$WSP_HOME`, else `$XDG_DATA_HOME/wsp`, else
+/// `~/.local/share/wsp`.
+pub fn state_dir(configured: Option<PathBuf>) -> Option<PathBuf> {
+    let non_empty = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    configured
+        .or_else(|| non_empty("WSP_HOME"))
+        .or_else(|| non_empty("XDG_DATA_HOME").map(|d| d.join("wsp")))
+        .or_else(|| non_empty("HOME").map(|h| h.join(".local/share/wsp")))
+}
+
+/// Builds the reference server: the environment methods on the configured backend.
+pub fn reference_server(config: &ServeConfig) -> Result<crate::server::Server, StartError> {
+    let dir = state_dir(config.state_dir.clone()).ok_or(StartError::NoStateDir)?;
+    let store = Store::open(&dir).map_err(|source| StartError::Store {
+        path: dir.clone(),
+        source,
+    })?;
+    let environments = crate::backends::environments(config, store)?;
+    let facts = ServerFacts {
+        wsp_home: dir.display().to_string(),
+        session_durability: "durable".to_owned(),
+        backend: config.backend.name().to_owned(),
+        ..ServerFacts::default()
+    };
+    Ok(ServerBuilder::new()
+        .facts(facts)
+        .max_frame_bytes(config.max_frame_bytes)
+        .drain_timeout(config.drain_timeout)
+        .concurrency_limit(config.concurrency_limit)
+        .with_router(|router| environments.bind(router))
+        .build())
+}
+
+/// Runs the reference server on stdin/stdout; returns the process exit status.
+pub fn serve_stdio(config: ServeConfig) -> i32 {
+    crate::logging::init(config.log_format);
+    let server = match reference_server(&config) {
+        Ok(server) => server,
+        Err(e) => {
+            tracing::error!("{e}");
+            eprintln!("wsp: {e}");
+            return 2;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("wsp: cannot start the async runtime: {e}");
+            return 2;
+        }
+    };
+    let status = runtime.block_on(server.serve(tokio::io::stdin(), tokio::io::stdout()));
+    // stdin's reader thread may still be blocked in read(2); don't wait for it.
+    runtime.shutdown_background();
+    status
+}

@@ -1,0 +1,76 @@
+//! The `initialize` and `shutdown` methods, and the capabilities `initialize` reports.
+
+use serde_json::Value;
+use wsp_protocol::results::{SchemaInfo, ServerInfo};
+use wsp_protocol::{methods, Capabilities, InitializeParams, NoParams, PROTOCOL_VERSION};
+
+use crate::router::Router;
+
+/// Connect-time facts a server reports besides its methods.
+#[derive(Debug, Clone)]
+pub struct ServerFacts {
+    /// The server's name.
+    pub name: String,
+    /// The server's version.
+    pub version: String,
+    /// The state directory.
+    pub wsp_home: String,
+    /// `durable` or `ephemeral`.
+    pub session_durability: String,
+    /// The environment backend's name.
+    pub backend: String,
+}
+
+impl Default for ServerFacts {
+    fn default() -> Self {
+        ServerFacts {
+            name: "wsp".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            wsp_home: String::new(),
+            session_durability: "ephemeral".to_owned(),
+            backend: "none".to_owned(),
+        }
+    }
+}
+
+/// Binds `initialize` (answering the capabilities) and `shutdown` (answering `null`).
+pub(crate) fn bind_lifecycle_methods(
+    router: Router,
+    facts: &ServerFacts,
+) -> (Router, Capabilities) {
+    let placeholder =
+        |_: InitializeParams| async { Ok::<Value, wsp_protocol::ErrorObjectOwned>(Value::Null) };
+    let shutdown = |_: NoParams| async { Ok::<Value, wsp_protocol::ErrorObjectOwned>(Value::Null) };
+    let listed = router
+        .clone()
+        .route(methods::INITIALIZE, tower::service_fn(placeholder))
+        .route(methods::SHUTDOWN, tower::service_fn(shutdown));
+    let capabilities = Capabilities {
+        methods: listed.methods(),
+        protocol_version: PROTOCOL_VERSION.to_owned(),
+        server_info: ServerInfo {
+            name: facts.name.clone(),
+            version: facts.version.clone(),
+        },
+        platform_family: std::env::consts::FAMILY.to_owned(),
+        platform_os: std::env::consts::OS.to_owned(),
+        wsp_home: facts.wsp_home.clone(),
+        session_durability: facts.session_durability.clone(),
+        sandbox_availability: "unavailable".to_owned(),
+        sandbox_unavailable_reason: Some("wsp does not sandbox commands yet".to_owned()),
+        schema: SchemaInfo {
+            version: PROTOCOL_VERSION.to_owned(),
+            fingerprint: listed.fingerprint(),
+        },
+        backend: facts.backend.clone(),
+    };
+    let answer = capabilities.clone();
+    let initialize = move |_: InitializeParams| {
+        let answer = answer.clone();
+        async move { Ok::<_, wsp_protocol::ErrorObjectOwned>(answer) }
+    };
+    let router = router
+        .route(methods::INITIALIZE, tower::service_fn(initialize))
+        .route(methods::SHUTDOWN, tower::service_fn(shutdown));
+    (router, capabilities)
+}

@@ -1,0 +1,162 @@
+//! A server built with the framework: a custom method is listed in `initialize`, a handler that
+//! panics answers -32603 and the server goes on, and the runtime works over any byte stream.
+
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use serde::Serialize;
+use serde_json::{json, Value};
+use tokio_util::codec::{FramedRead, FramedWrite};
+use wsp::codec::{Frame, FrameCodec};
+use wsp::ServerBuilder;
+use wsp_protocol::validation::{from_serde, Params, Violation};
+use wsp_protocol::ErrorObjectOwned;
+
+#[derive(Debug, serde::Deserialize, Serialize)]
+struct EchoParams {
+    text: String,
+}
+
+impl Params for EchoParams {
+    fn from_params(params: Option<&Value>) -> Result<Self, Vec<Violation>> {
+        from_serde(params)
+    }
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
+    }
+}
+
+fn server() -> wsp::Server {
+    ServerBuilder::new()
+        .route(
+            "custom/echo",
+            tower::service_fn(|p: EchoParams| async move { Ok::<_, ErrorObjectOwned>(p) }),
+        )
+        .route(
+            "custom/panic",
+            tower::service_fn(|_: wsp_protocol::NoParams| async move {
+                if true {
+                    panic!("a handler bug");
+                }
+                Ok::<Value, ErrorObjectOwned>(Value::Null)
+            }),
+        )
+        .route(
+            "custom/sleep",
+            tower::service_fn(|_: wsp_protocol::NoParams| async move {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                Ok::<Value, ErrorObjectOwned>(Value::Null)
+            }),
+        )
+        .drain_timeout(Duration::from_millis(200))
+        .build()
+}
+
+struct Client {
+    to_server: FramedWrite<tokio::io::WriteHalf<tokio::io::DuplexStream>, FrameCodec>,
+    from_server: FramedRead<tokio::io::ReadHalf<tokio::io::DuplexStream>, FrameCodec>,
+}
+
+impl Client {
+    async fn call(&mut self, id: i64, method: &str, params: Value) -> Value {
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.to_server.send(message.to_string()).await.unwrap();
+        match self.from_server.next().await {
+            Some(Ok(Frame::Payload(text))) => serde_json::from_str(&text).unwrap(),
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+fn connect(server: wsp::Server) -> (Client, tokio::task::JoinHandle<i32>) {
+    let (client_side, server_side) = tokio::io::duplex(64 * 1024);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let running = tokio::spawn(server.serve(server_read, server_write));
+    let (client_read, client_write) = tokio::io::split(client_side);
+    let client = Client {
+        to_server: FramedWrite::new(client_write, FrameCodec::new()),
+        from_server: FramedRead::new(client_read, FrameCodec::new()),
+    };
+    (client, running)
+}
+
+#[tokio::test]
+async fn a_custom_method_is_listed_and_callable() {
+    let server = server();
+    assert!(server
+        .capabilities()
+        .methods
+        .contains(&"custom/echo".to_owned()));
+    let (mut client, _running) = connect(server);
+    let init = client
+        .call(
+            1,
+            "initialize",
+            json!({"client_name": "t", "client_protocol_version": "0.1.0"}),
+        )
+        .await;
+    assert_eq!(
+        init["result"]["methods"],
+        json!([
+            "custom/echo",
+            "custom/panic",
+            "custom/sleep",
+            "initialize",
+            "shutdown"
+        ])
+    );
+    let echo = client.call(2, "custom/echo", json!({"text": "hi"})).await;
+    assert_eq!(echo["result"], json!({"text": "hi"}));
+    let bad = client.call(3, "custom/echo", json!({"text": 5})).await;
+    assert_eq!(bad["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn a_panicking_handler_answers_32603_and_the_server_goes_on() {
+    let (mut client, _running) = connect(server());
+    client
+        .call(
+            1,
+            "initialize",
+            json!({"client_name": "t", "client_protocol_version": "0.1.0"}),
+        )
+        .await;
+    let response = client.call(2, "custom/panic", json!(null)).await;
+    assert_eq!(response["error"]["code"], -32603, "{response}");
+    let response = client
+        .call(3, "custom/echo", json!({"text": "still here"}))
+        .await;
+    assert_eq!(response["result"]["text"], "still here");
+}
+
+#[tokio::test]
+async fn eof_drain_cancels_what_outlives_the_deadline_and_returns_0() {
+    let (mut client, running) = connect(server());
+    client
+        .call(
+            1,
+            "initialize",
+            json!({"client_name": "t", "client_protocol_version": "0.1.0"}),
+        )
+        .await;
+    let message = json!({"jsonrpc": "2.0", "id": 2, "method": "custom/sleep"});
+    client.to_server.send(message.to_string()).await.unwrap();
+    SinkExt::<String>::close(&mut client.to_server)
+        .await
+        .unwrap();
+    drop(client.to_server);
+    let status = tokio::time::timeout(Duration::from_secs(30), running)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status, 0);
+    match client.from_server.next().await {
+        Some(Ok(Frame::Payload(text))) => {
+            let response: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(response["id"], 2);
+            assert_eq!(response["error"]["code"], -32603, "cancelled: {response}");
+        }
+        None => {}
+        other => panic!("{other:?}"),
+    }
+}

@@ -1,0 +1,157 @@
+//! Test support: the real `wsp serve` binary over real pipes.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{json, Value};
+use tokio::io::AsyncWriteExt;
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio_util::codec::FramedRead;
+use wsp::codec::{Frame, FrameCodec};
+
+/// How long a test waits for one response before failing (a bound, not a sleep).
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// A `wsp serve` child process with its pipes.
+pub struct Server {
+    pub child: Child,
+    pub stdin: Option<ChildStdin>,
+    pub stdout: FramedRead<ChildStdout, FrameCodec>,
+    pub state_dir: PathBuf,
+    _temp: Option<tempfile::TempDir>,
+}
+
+pub fn frame(payload: &str) -> Vec<u8> {
+    let mut bytes = format!("Content-Length: {}\r\n\r\n", payload.len()).into_bytes();
+    bytes.extend_from_slice(payload.as_bytes());
+    bytes
+}
+
+pub fn request(id: impl Into<Value>, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params})
+}
+
+pub fn notification(method: &str) -> Value {
+    json!({"jsonrpc": "2.0", "method": method})
+}
+
+pub fn initialize(id: i64) -> Value {
+    request(
+        id,
+        "initialize",
+        json!({"client_name": "tests", "client_protocol_version": "0.1.0"}),
+    )
+}
+
+impl Server {
+    /// Starts `wsp serve` with a fresh temporary state directory and `extra` arguments.
+    pub fn start(extra: &[&str]) -> Server {
+        let temp = tempfile::tempdir().expect("a temp dir");
+        let state_dir = temp.path().join("state");
+        let mut server = Server::start_in(&state_dir, extra);
+        server._temp = Some(temp);
+        server
+    }
+
+    /// Starts `wsp serve` on an existing state directory.
+    pub fn start_in(state_dir: &Path, extra: &[&str]) -> Server {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_wsp"));
+        command
+            .arg("serve")
+            .arg("--state-dir")
+            .arg(state_dir)
+            .args(extra)
+            .env("WSP_LOG", "debug")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command.spawn().expect("wsp serve starts");
+        let stdin = child.stdin.take();
+        let stdout = FramedRead::new(child.stdout.take().expect("stdout"), FrameCodec::new());
+        Server {
+            child,
+            stdin,
+            stdout,
+            state_dir: state_dir.to_owned(),
+            _temp: None,
+        }
+    }
+
+    pub async fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(bytes).await.expect("write to the server");
+        stdin.flush().await.expect("flush to the server");
+    }
+
+    pub async fn send(&mut self, message: &Value) {
+        self.send_raw(&frame(&message.to_string())).await;
+    }
+
+    /// The next response frame, parsed.
+    pub async fn recv(&mut self) -> Value {
+        let next = tokio::time::timeout(PATIENCE, self.stdout.next())
+            .await
+            .expect("a response in time");
+        match next {
+            Some(Ok(Frame::Payload(text))) => serde_json::from_str(&text).expect("JSON response"),
+            other => panic!("expected a response frame, got {other:?}"),
+        }
+    }
+
+    /// Sends a request and returns its response.
+    pub async fn call(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(&request(id, method, params)).await;
+        let response = self.recv().await;
+        assert_eq!(
+            response["id"],
+            json!(id),
+            "response to the wrong request: {response}"
+        );
+        response
+    }
+
+    pub async fn initialize(&mut self) -> Value {
+        self.send(&initialize(0)).await;
+        let response = self.recv().await;
+        assert!(
+            response.get("result").is_some(),
+            "initialize failed: {response}"
+        );
+        response
+    }
+
+    /// Closes stdin (EOF).
+    pub fn close(&mut self) {
+        self.stdin.take();
+    }
+
+    /// Waits for the process to end; returns its exit code and stderr, and asserts stdout has
+    /// nothing left.
+    pub async fn finish(mut self) -> (i32, String) {
+        self.close();
+        let rest = tokio::time::timeout(PATIENCE, self.stdout.next())
+            .await
+            .expect("stdout closes");
+        assert!(rest.is_none(), "unexpected output after the end: {rest:?}");
+        let mut stderr = self.child.stderr.take().expect("stderr");
+        let mut log = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut log)
+            .await
+            .expect("stderr");
+        let status = tokio::time::timeout(PATIENCE, self.child.wait())
+            .await
+            .expect("the server exits in time")
+            .expect("wait");
+        (status.code().unwrap_or(-1), log)
+    }
+}
+
+pub fn error_code(response: &Value) -> i64 {
+    response["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("expected an error: {response}"))
+}
