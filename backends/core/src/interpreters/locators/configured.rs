@@ -1,0 +1,60 @@
+//! Interpreters the server was given explicitly (`--python PATH`). A path that is not an
+//! executable file is skipped with a warning; a pyenv shim is replaced by the pyenv
+//! installations behind it.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use super::{behind_shims, Locator};
+use crate::interpreters::files::{is_executable_file, version_from_prefix};
+use crate::interpreters::shim::{inspect, Inspection};
+use crate::interpreters::{Candidate, Source};
+
+/// Offers the configured interpreter paths.
+pub(crate) struct ConfiguredLocator {
+    paths: Vec<PathBuf>,
+    known_pyenv_root: Option<PathBuf>,
+}
+
+impl ConfiguredLocator {
+    /// A locator for `paths` (relative ones are taken from the current directory).
+    pub(crate) fn new(paths: Vec<PathBuf>, known_pyenv_root: Option<PathBuf>) -> Self {
+        ConfiguredLocator {
+            paths,
+            known_pyenv_root,
+        }
+    }
+}
+
+impl Locator for ConfiguredLocator {
+    fn find(&self) -> Vec<Candidate> {
+        let mut shim_roots = BTreeSet::new();
+        let mut found = Vec::new();
+        for path in &self.paths {
+            let executable = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+            if !is_executable_file(&executable) {
+                tracing::warn!(
+                    path = %executable.display(),
+                    "configured interpreter is not an executable file; skipped"
+                );
+                continue;
+            }
+            match inspect(&executable) {
+                Inspection::NotShim => found.push(Candidate {
+                    version: version_from_prefix(&executable),
+                    executable,
+                    source: Source::Configured,
+                }),
+                Inspection::PyenvShim { root } => {
+                    tracing::warn!(
+                        path = %executable.display(),
+                        "configured interpreter is a pyenv shim; using the pyenv versions behind it"
+                    );
+                    shim_roots.extend(root);
+                }
+            }
+        }
+        found.extend(behind_shims(shim_roots, self.known_pyenv_root.as_ref()));
+        found
+    }
+}
