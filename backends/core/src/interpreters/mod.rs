@@ -1,6 +1,6 @@
 //! Python interpreter discovery and version resolution.
 //!
-//! One [`Locator`](locators) per kind of source (pyenv, `PATH`, uv-managed, configured paths)
+//! One locator per kind of source (pyenv, `PATH`, uv-managed, configured paths)
 //! lists candidate interpreters, reading versions from files where it can. The [`Inventory`]
 //! combines them, picks the interpreter for a [`VersionRequest`] and queries it (runs it once,
 //! cached by path and modification time) for the facts in [`InterpreterInfo`].
