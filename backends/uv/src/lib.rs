@@ -1,2 +1,215 @@
-//! The uv environment backend of WSP.
+//! The `uv` environment backend of WSP: environments made by `uv venv`.
+//!
+//! The shared inventory resolves the requested Python to an absolute interpreter path, and the
+//! backend runs `uv venv --python <that path>`, so uv never meets a pyenv shim (uv stops at the
+//! first shim that fails to run). The result is an ordinary venv, so describing it and running
+//! commands in it work as for the built-in `venv` backend; inside `environment/execute`,
+//! `VIRTUAL_ENV` points at the environment, so `uv pip install` installs into it.
+//!
+//! When no `uv` can be found the backend still starts (so the server can answer everything
+//! else) and every create answers `-31004` with reason `backend-unavailable`.
 #![warn(missing_docs)]
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use serde_json::Value;
+use tower::{BoxError, Service};
+use wsp_backend::execute::{run, Activation, RunSpec};
+use wsp_backend::interpreters::{Inventory, ResolveError};
+use wsp_backend::{
+    BackendError, BackendRequest, BackendResponse, Description, ProvisionRequest, Provisioned,
+};
+
+/// The reason given when `uv` is missing.
+pub const BACKEND_UNAVAILABLE: &str = "backend-unavailable";
+
+/// The `uv` backend.
+#[derive(Clone)]
+pub struct UvBackend {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    uv: Result<PathBuf, String>,
+    inventory: Inventory,
+}
+
+impl UvBackend {
+    /// A backend running `uv` (`configured`, else the first `uv` on `PATH`), resolving
+    /// interpreters with `inventory`.
+    pub fn new(configured: Option<PathBuf>, inventory: Inventory) -> Self {
+        let uv = find_uv(configured);
+        if let Err(reason) = &uv {
+            tracing::warn!("the uv backend is unavailable: {reason}");
+        }
+        UvBackend {
+            inner: Arc::new(Inner { uv, inventory }),
+        }
+    }
+
+    /// The `uv` executable, or why there is none.
+    pub fn uv(&self) -> Result<&Path, &str> {
+        self.inner.uv.as_deref().map_err(String::as_str)
+    }
+}
+
+/// `configured` if it is an executable file, else the first `uv` on `PATH`.
+pub fn find_uv(configured: Option<PathBuf>) -> Result<PathBuf, String> {
+    if let Some(path) = configured {
+        return if is_executable(&path) {
+            Ok(path)
+        } else {
+            Err(format!("--uv {} is not an executable file", path.display()))
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("uv"))
+        .find(|candidate| is_executable(candidate))
+        .ok_or_else(|| {
+            "no `uv` on PATH; install it (`pip install uv`) or pass --uv PATH".to_owned()
+        })
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The interpreter of a venv-layout environment.
+pub fn interpreter_path(root: &Path) -> PathBuf {
+    root.join("bin").join("python")
+}
+
+impl Inner {
+    async fn provision(&self, request: ProvisionRequest) -> Result<Provisioned, BackendError> {
+        let uv = self
+            .uv
+            .as_ref()
+            .map_err(|reason| BackendError::failed(BACKEND_UNAVAILABLE, reason))?;
+        let interpreter = self
+            .inventory
+            .resolve(&request.python_version)
+            .await
+            .map_err(
+                |ResolveError::Unavailable {
+                     requested,
+                     available,
+                 }| {
+                    BackendError::VersionUnavailable {
+                        requested,
+                        available,
+                    }
+                },
+            )?;
+        let output = tokio::process::Command::new(uv)
+            .arg("venv")
+            .arg("--quiet")
+            .arg("--no-config")
+            .arg("--no-project")
+            .arg("--allow-existing")
+            .arg("--python")
+            .arg(&interpreter.executable)
+            .arg(&request.root)
+            .env("UV_PYTHON_DOWNLOADS", "never")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .output()
+            .await
+            .map_err(|e| {
+                BackendError::failed(
+                    BACKEND_UNAVAILABLE,
+                    format!("running {}: {e}", uv.display()),
+                )
+            })?;
+        if !output.status.success() {
+            return Err(BackendError::failed(
+                "provision-failed",
+                format!(
+                    "uv venv failed ({}): {}",
+                    output.status,
+                    String::from_utf8_lossy(&output.stderr).trim()
+                ),
+            ));
+        }
+        let interpreter_path = interpreter_path(&request.root);
+        if !interpreter_path.exists() {
+            return Err(BackendError::failed(
+                "provision-failed",
+                format!("uv venv left no {}", interpreter_path.display()),
+            ));
+        }
+        let mut extra = serde_json::Map::new();
+        extra.insert("uv".into(), Value::String(uv.display().to_string()));
+        extra.insert(
+            "base_interpreter".into(),
+            Value::String(interpreter.executable.display().to_string()),
+        );
+        Ok(Provisioned {
+            python_full_version: interpreter.version,
+            interpreter_path,
+            extra,
+        })
+    }
+}
+
+async fn describe(root: PathBuf) -> Result<Description, BackendError> {
+    let scan_root = root.clone();
+    let packages =
+        tokio::task::spawn_blocking(move || wsp_backend::packages::installed_packages(&scan_root))
+            .await
+            .map_err(|e| BackendError::failed("describe-failed", e))?
+            .map_err(|e| {
+                BackendError::failed("describe-failed", format!("{}: {e}", root.display()))
+            })?;
+    Ok(Description {
+        interpreter_path: interpreter_path(&root),
+        installed_packages: packages,
+    })
+}
+
+impl Service<BackendRequest> for UvBackend {
+    type Response = BackendResponse;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<BackendResponse, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: BackendRequest) -> Self::Future {
+        let inner = self.inner.clone();
+        Box::pin(async move {
+            let response = match request {
+                BackendRequest::Provision(request) => {
+                    BackendResponse::Provisioned(inner.provision(request).await?)
+                }
+                BackendRequest::Describe(request) => {
+                    BackendResponse::Described(describe(request.root).await?)
+                }
+                BackendRequest::Run(request) => {
+                    let activation = Activation::venv(&request.root);
+                    BackendResponse::Ran(
+                        run(RunSpec {
+                            activation: &activation,
+                            environment_id: &request.environment_id,
+                            argv: &request.argv,
+                            cwd: &request.cwd,
+                            env: &request.env,
+                        })
+                        .await?,
+                    )
+                }
+                BackendRequest::Remove(_) => BackendResponse::Removed,
+            };
+            Ok(response)
+        })
+    }
+}

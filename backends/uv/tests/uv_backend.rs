@@ -1,0 +1,175 @@
+//! The uv backend against real uv and real interpreters.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use tower::ServiceExt;
+use wsp_backend::interpreters::{Inventory, InventoryConfig};
+use wsp_backend::{BackendError, BackendRequest, BackendResponse, ProvisionRequest, RunRequest};
+use wsp_backend_uv::UvBackend;
+
+fn backend(uv: Option<PathBuf>) -> UvBackend {
+    UvBackend::new(uv, Inventory::new(InventoryConfig::from_env()))
+}
+
+fn provision(root: &Path, version: &str) -> BackendRequest {
+    BackendRequest::Provision(ProvisionRequest {
+        root: root.to_owned(),
+        name: "t".into(),
+        python_version: version.parse().expect("a version"),
+    })
+}
+
+fn run(root: &Path, argv: &[&str]) -> BackendRequest {
+    BackendRequest::Run(RunRequest {
+        root: root.to_owned(),
+        environment_id: "env-000000000000".into(),
+        argv: argv.iter().map(|s| s.to_string()).collect(),
+        cwd: root.to_owned(),
+        env: BTreeMap::new(),
+    })
+}
+
+async fn call(
+    backend: &UvBackend,
+    request: BackendRequest,
+) -> Result<BackendResponse, BackendError> {
+    backend
+        .clone()
+        .oneshot(request)
+        .await
+        .map_err(|e| *e.downcast::<BackendError>().expect("a BackendError"))
+}
+
+/// A minimal wheel, written with the base interpreter's zipfile module.
+fn build_wheel(dir: &Path) -> PathBuf {
+    let wheel = dir.join("wspdemo-0.1-py3-none-any.whl");
+    let script = format!(
+        r#"import zipfile
+with zipfile.ZipFile({wheel:?}, "w") as z:
+    z.writestr("wspdemo/__init__.py", "VALUE = 42\n")
+    z.writestr("wspdemo-0.1.dist-info/METADATA", "Metadata-Version: 2.1\nName: wspdemo\nVersion: 0.1\n")
+    z.writestr("wspdemo-0.1.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+    z.writestr("wspdemo-0.1.dist-info/RECORD", "")
+"#,
+        wheel = wheel.display().to_string()
+    );
+    let python = std::env::var("PYENV_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| "/root/.pyenv".into())
+        .join("versions/3.12.1/bin/python3.12");
+    let status = std::process::Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .status()
+        .expect("python runs");
+    assert!(status.success());
+    wheel
+}
+
+#[tokio::test]
+async fn creates_with_uv_and_uv_pip_installs_into_the_environment() {
+    let backend = backend(None);
+    backend
+        .uv()
+        .expect("uv is installed (the CI script installs it from PyPI)");
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().join("env");
+    std::fs::create_dir(&root).unwrap();
+    let provisioned = match call(&backend, provision(&root, "3.12")).await.unwrap() {
+        BackendResponse::Provisioned(p) => p,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        provisioned
+            .python_full_version
+            .to_string()
+            .rsplit_once('.')
+            .unwrap()
+            .0,
+        "3.12"
+    );
+    assert_eq!(provisioned.interpreter_path, root.join("bin/python"));
+    assert!(root.join("pyvenv.cfg").is_file());
+
+    let wheel = build_wheel(temp.path());
+    let wheel = wheel.display().to_string();
+    let ran = match call(
+        &backend,
+        run(
+            &root,
+            &["uv", "pip", "install", "--offline", "--no-config", &wheel],
+        ),
+    )
+    .await
+    .unwrap()
+    {
+        BackendResponse::Ran(r) => r,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(ran.exit_code, 0, "{ran:?}");
+    let ran = match call(
+        &backend,
+        run(
+            &root,
+            &[
+                "python",
+                "-c",
+                "import sys, wspdemo; print(wspdemo.VALUE, sys.prefix)",
+            ],
+        ),
+    )
+    .await
+    .unwrap()
+    {
+        BackendResponse::Ran(r) => r,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(ran.stdout.trim(), format!("42 {}", root.display()));
+    let described = match call(
+        &backend,
+        BackendRequest::Describe(wsp_backend::DescribeRequest { root: root.clone() }),
+    )
+    .await
+    .unwrap()
+    {
+        BackendResponse::Described(d) => d,
+        other => panic!("{other:?}"),
+    };
+    assert!(described
+        .installed_packages
+        .iter()
+        .any(|p| p.name == "wspdemo" && p.version == "0.1"));
+}
+
+#[tokio::test]
+async fn an_unknown_version_lists_the_available_ones() {
+    let temp = tempfile::tempdir().unwrap();
+    match call(&backend(None), provision(temp.path(), "3.99")).await {
+        Err(BackendError::VersionUnavailable {
+            requested,
+            available,
+        }) => {
+            assert_eq!(requested, "3.99");
+            assert!(
+                available.iter().any(|v| v.starts_with("3.12.")),
+                "{available:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_missing_uv_is_backend_unavailable_at_create() {
+    let temp = tempfile::tempdir().unwrap();
+    let backend = backend(Some(temp.path().join("no-such-uv")));
+    assert!(backend.uv().unwrap_err().contains("no-such-uv"));
+    match call(&backend, provision(temp.path(), "3.12")).await {
+        Err(BackendError::Failed { reason, detail }) => {
+            assert_eq!(reason, "backend-unavailable");
+            assert!(detail.contains("no-such-uv"), "{detail}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
