@@ -1,0 +1,101 @@
+//! Helpers shared by the middleware tests: requests, a small method dispatcher standing in for
+//! the server's router, and a drop flag.
+#![allow(dead_code)]
+
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use tower::{Service, ServiceExt};
+use wsp_protocol::{error, methods, Id, Request, Response};
+
+/// A request with a numeric id.
+pub fn request(id: i64, method: &str, params: Option<Value>) -> Request {
+    Request {
+        id: Id::from(id),
+        method: method.to_owned(),
+        params,
+    }
+}
+
+/// Valid `initialize` params.
+pub fn init_params() -> Option<Value> {
+    Some(json!({"client_name": "test", "client_protocol_version": "0.1.0"}))
+}
+
+/// A dispatcher for the WSP methods that answers `{"method": <name>}` and counts its calls;
+/// unknown methods get `-32601`.
+#[derive(Clone, Default)]
+pub struct Dispatch {
+    pub calls: Arc<AtomicUsize>,
+}
+
+impl Dispatch {
+    pub fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+
+    pub fn service(
+        &self,
+    ) -> impl Service<Request, Response = Response, Error = Infallible, Future: Send> + Clone {
+        let calls = Arc::clone(&self.calls);
+        tower::service_fn(move |request: Request| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async move {
+                let known = [
+                    methods::INITIALIZE,
+                    methods::SHUTDOWN,
+                    methods::LIST,
+                    methods::GET,
+                ];
+                Ok::<_, Infallible>(if known.contains(&request.method.as_str()) {
+                    Response::ok(request.id, json!({ "method": request.method }))
+                } else {
+                    Response::error(request.id, error::method_not_found(&request.method))
+                })
+            }
+        })
+    }
+}
+
+/// Sends one request through `service` once it is ready.
+pub async fn send<S>(service: &mut S, request: Request) -> Response
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
+    let Ok(response) = service.ready().await.map(|s| s.call(request));
+    let Ok(response) = response.await;
+    response
+}
+
+/// Sets its flag when dropped.
+pub struct DropFlag(pub Arc<AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// The `data.violations` of an error response, as `(field, rule)` pairs.
+pub fn violations(response: &Response) -> Vec<(String, String)> {
+    let Err(e) = &response.outcome else {
+        panic!("expected an error, got {response:?}");
+    };
+    let data: Value = e
+        .data()
+        .map(|raw| serde_json::from_str(raw.get()).expect("data is JSON"))
+        .expect("violations data");
+    data["violations"]
+        .as_array()
+        .expect("violations array")
+        .iter()
+        .map(|v| {
+            (
+                v["field"].as_str().unwrap_or_default().to_owned(),
+                v["rule"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
