@@ -1,1 +1,0 @@
-//! The Content-Length framing codec.

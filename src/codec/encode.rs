@@ -1,0 +1,63 @@
+//! The encoder: `Content-Length: N\r\n\r\n` followed by the payload, nothing else.
+
+use std::io;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use tokio_util::codec::Encoder;
+
+use super::FrameCodec;
+
+fn write_frame(payload: &[u8], dst: &mut BytesMut) {
+    let length = payload.len().to_string();
+    let header_len = "Content-Length: ".len() + length.len() + "\r\n\r\n".len();
+    dst.reserve(header_len + payload.len());
+    dst.put_slice(b"Content-Length: ");
+    dst.put_slice(length.as_bytes());
+    dst.put_slice(b"\r\n\r\n");
+    dst.put_slice(payload);
+}
+
+impl Encoder<&str> for FrameCodec {
+    type Error = io::Error;
+
+    fn encode(&mut self, payload: &str, dst: &mut BytesMut) -> io::Result<()> {
+        write_frame(payload.as_bytes(), dst);
+        Ok(())
+    }
+}
+
+impl Encoder<String> for FrameCodec {
+    type Error = io::Error;
+
+    fn encode(&mut self, payload: String, dst: &mut BytesMut) -> io::Result<()> {
+        write_frame(payload.as_bytes(), dst);
+        Ok(())
+    }
+}
+
+impl Encoder<Bytes> for FrameCodec {
+    type Error = io::Error;
+
+    fn encode(&mut self, payload: Bytes, dst: &mut BytesMut) -> io::Result<()> {
+        write_frame(&payload, dst);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_only_the_content_length_header() {
+        let mut codec = FrameCodec::new();
+        let mut dst = BytesMut::new();
+        codec.encode("{}", &mut dst).unwrap();
+        codec.encode(String::from("é"), &mut dst).unwrap();
+        codec.encode(Bytes::new(), &mut dst).unwrap();
+        assert_eq!(
+            &dst[..],
+            b"Content-Length: 2\r\n\r\n{}Content-Length: 2\r\n\r\n\xc3\xa9Content-Length: 0\r\n\r\n"
+        );
+    }
+}

@@ -1,0 +1,96 @@
+//! Content-Length framing: the first layer above the raw byte stream.
+//!
+//! The runtime wraps stdin in a [`tokio_util::codec::FramedRead`] with a [`FrameCodec`] and stdout in a
+//! [`tokio_util::codec::FramedWrite`] with another. Everything the codec yields is still text: JSON parsing,
+//! JSON-RPC validation and the lifecycle all happen above it, in the runtime.
+//!
+//! # Wire format
+//!
+//! A frame is a header block, `\r\n\r\n`, then exactly `Content-Length` bytes of payload (the LSP base
+//! protocol). Header names are matched ASCII-case-insensitively and every header other than
+//! `Content-Length` is ignored. The value is plain ASCII decimal digits, optionally surrounded by spaces or
+//! tabs. The encoder writes `Content-Length: N\r\n\r\n` and the payload, nothing else.
+//!
+//! # Recovery
+//!
+//! Every problem in the input is an *item*, [`Frame::Invalid`], never an `Err`: a `FramedRead` stops at
+//! the first `Err`, and a server must keep reading after bad input. Each [`DecodeError`] says how many
+//! bytes it made the decoder drop and why; the runtime logs it to stderr (the codec itself logs nothing).
+//!
+//! | input | item | `discarded` | decoding resumes |
+//! | --- | --- | --- | --- |
+//! | malformed header block | [`DecodeErrorReason::MissingContentLength`], [`InvalidContentLength`](DecodeErrorReason::InvalidContentLength), [`MalformedHeaderLine`](DecodeErrorReason::MalformedHeaderLine), [`ConflictingContentLength`](DecodeErrorReason::ConflictingContentLength) | the block, `\r\n\r\n` included | after the block |
+//! | header block longer than [`MAX_HEADER_BYTES`] (terminator included) | [`HeaderTooLarge`](DecodeErrorReason::HeaderTooLarge), yielded once its terminator arrives (or at EOF) | the whole block | after the block |
+//! | `Content-Length` above the maximum frame size | [`FrameTooLarge`](DecodeErrorReason::FrameTooLarge), yielded as soon as the header is parsed | header block + `Content-Length` | after the payload, which is skipped as it streams in |
+//! | payload that is not UTF-8 | [`NotUtf8`](DecodeErrorReason::NotUtf8) | header block + payload | after the payload |
+//! | EOF inside a header block or payload | [`EofInsideFrame`](DecodeErrorReason::EofInsideFrame) | the partial frame | (end of stream) |
+//!
+//! Memory stays bounded: an oversized header block is dropped as it arrives (only the last three bytes are
+//! kept, to spot a terminator split across reads), and an oversized payload is never buffered. Buffer space
+//! for a payload is reserved only once its length is known to be within the limit.
+//!
+//! Bytes that are spaces, tabs, CRs or LFs *between* frames (before a header block starts) are skipped
+//! silently, wherever they appear, so a client that ends each frame with a newline is served normally and
+//! trailing whitespace at EOF is not an error. A block that consists only of such bytes is therefore not
+//! a header block at all.
+//!
+//! The sequence of items, `discarded` included, depends only on the bytes, never on how they were split
+//! into reads. EOF while an oversized payload is being skipped yields nothing more: that frame was already
+//! reported.
+
+mod decode;
+mod encode;
+mod error;
+mod header;
+
+pub use error::{DecodeError, DecodeErrorReason};
+
+use decode::State;
+
+/// The largest payload [`FrameCodec::new`] accepts: 64 MiB.
+pub const DEFAULT_MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
+
+/// The largest header block, its `\r\n\r\n` terminator included: 8 KiB.
+pub const MAX_HEADER_BYTES: usize = 8 * 1024;
+
+/// One decoded unit of input: a payload, or a report of input that was dropped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Frame {
+    /// A well-formed frame's payload, UTF-8 validated (it may still be invalid JSON, or empty).
+    Payload(String),
+    /// Input that could not be decoded and was dropped; decoding continues after it.
+    Invalid(DecodeError),
+}
+
+/// Decoder and encoder for Content-Length framed messages. See the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct FrameCodec {
+    max_frame_bytes: usize,
+    state: State,
+}
+
+impl FrameCodec {
+    /// A codec that accepts payloads up to [`DEFAULT_MAX_FRAME_BYTES`].
+    pub fn new() -> Self {
+        Self::with_max_frame_bytes(DEFAULT_MAX_FRAME_BYTES)
+    }
+
+    /// A codec that accepts payloads up to `max` bytes; longer ones are skipped and reported.
+    pub fn with_max_frame_bytes(max: usize) -> Self {
+        Self {
+            max_frame_bytes: max,
+            state: State::default(),
+        }
+    }
+
+    /// The largest payload this codec accepts, in bytes.
+    pub fn max_frame_bytes(&self) -> usize {
+        self.max_frame_bytes
+    }
+}
+
+impl Default for FrameCodec {
+    fn default() -> Self {
+        Self::new()
+    }
+}
