@@ -1,1 +1,141 @@
-//! The state store: the environment index, locks and sweeping.
+//! The state store: the environment index, reservations, use-locks and sweeping.
+//!
+//! One store directory may be shared by several server processes. Everything that must hold
+//! across them is built on `flock` and atomic renames:
+//!
+//! - the index (`index.json`) is only ever replaced whole by `rename` under an exclusive lock
+//!   on `index.lock`, so a process killed at any instant leaves either the old or the new
+//!   index, never a mix;
+//! - a record is committed only after its environment's files are complete, and removed from
+//!   the index before any of its files are touched;
+//! - a reservation lives as long as its owner's flock, so a dead process's reservation goes
+//!   stale by itself and stops holding its name;
+//! - users of an environment share its use-lock; `remove` takes it exclusively before
+//!   deleting, which waits for every user in every process;
+//! - files are deleted by first moving them into `trash/`, so a crash mid-delete leaves
+//!   nothing half-deleted in `environments/`, and [`Store::sweep`] finishes the job later.
+//!
+//! File-system work runs on tokio's blocking pool; the async methods never block the runtime.
+
+mod error;
+mod index;
+mod layout;
+mod lock;
+mod record;
+mod removal;
+mod reservation;
+mod sweep;
+
+use std::path::Path;
+use std::sync::Arc;
+
+pub use error::StoreError;
+pub use record::{
+    is_environment_id, new_environment_id, EnvironmentDetails, EnvironmentRecord, ID_PREFIX,
+};
+pub use removal::{Removal, UseGuard};
+pub use reservation::Reservation;
+pub use sweep::SweepReport;
+
+use index::Index;
+use layout::Layout;
+
+/// A handle on a store directory. Cheap to clone; clones share nothing that needs locking,
+/// so handles in one process coordinate exactly like handles in different processes.
+#[derive(Debug, Clone)]
+pub struct Store {
+    layout: Arc<Layout>,
+}
+
+impl Store {
+    /// Opens the store at `dir`, creating it (and missing parents) with mode 0700, and its
+    /// `environments/`, `locks/` and `trash/` subdirectories.
+    pub fn open(dir: &Path) -> Result<Store, StoreError> {
+        let layout = Layout::create(dir)?;
+        lock::open_lock_file(&layout.index_lock)
+            .map_err(|e| StoreError::io(format!("creating {}", layout.index_lock.display()), e))?;
+        Ok(Store {
+            layout: Arc::new(layout),
+        })
+    }
+
+    /// The store directory (absolute, symlinks resolved).
+    pub fn dir(&self) -> &Path {
+        &self.layout.dir
+    }
+
+    /// Every committed environment, ascending by id.
+    pub async fn list(&self) -> Result<Vec<EnvironmentRecord>, StoreError> {
+        let layout = self.layout.clone();
+        run_blocking(move || {
+            let mut environments = Index::read(&layout)?.environments;
+            environments.sort_by(|a, b| a.id.cmp(&b.id));
+            Ok(environments)
+        })
+        .await
+    }
+
+    /// The committed environment with this id, if any (malformed ids have none).
+    pub async fn get(&self, id: &str) -> Result<Option<EnvironmentRecord>, StoreError> {
+        if !is_environment_id(id) {
+            return Ok(None);
+        }
+        let layout = self.layout.clone();
+        let id = id.to_owned();
+        run_blocking(move || Ok(Index::read(&layout)?.environment(&id).cloned())).await
+    }
+
+    /// Reserves `name` for a new environment of `backend`: picks a fresh id and creates its
+    /// empty root. Fails with [`StoreError::NameConflict`] if a committed environment or a live
+    /// reservation has exactly this name.
+    pub async fn reserve(&self, name: &str, backend: &str) -> Result<Reservation, StoreError> {
+        let layout = self.layout.clone();
+        let name = name.to_owned();
+        let backend = backend.to_owned();
+        run_blocking(move || reservation::reserve(layout, &name, &backend)).await
+    }
+
+    /// Marks environment `id` as in use until the guard is dropped; see [`UseGuard`].
+    /// Fails with [`StoreError::NotFound`] if `id` is not committed, including when a
+    /// [`remove`](Store::remove) of it has already taken it out of the index.
+    ///
+    /// A process must not [`remove`](Store::remove) an environment while it holds a guard
+    /// on it itself: the removal would wait for that guard.
+    pub async fn acquire_use(&self, id: &str) -> Result<UseGuard, StoreError> {
+        let layout = self.layout.clone();
+        let id = id.to_owned();
+        run_blocking(move || removal::acquire_use(&layout, &id)).await
+    }
+
+    /// Removes environment `id`: takes it out of the index (later lookups get
+    /// [`StoreError::NotFound`]), waits until no [`UseGuard`] on it is left in any process,
+    /// then deletes its files. Files that cannot be deleted do not fail the call: they are
+    /// reported in [`Removal::leftover`] and removed by a later [`sweep`](Store::sweep).
+    pub async fn remove(&self, id: &str) -> Result<Removal, StoreError> {
+        let layout = self.layout.clone();
+        let id = id.to_owned();
+        run_blocking(move || removal::remove(layout, &id)).await
+    }
+
+    /// Removes leftovers: stale reservations and their roots, the trash, directories under
+    /// `environments/` that belong to no environment and no live reservation, and unused lock
+    /// files. Never touches a live reservation or anything someone is using or deleting.
+    pub async fn sweep(&self) -> Result<SweepReport, StoreError> {
+        let layout = self.layout.clone();
+        run_blocking(move || sweep::sweep(&layout)).await
+    }
+}
+
+/// Runs blocking store work on tokio's blocking pool.
+async fn run_blocking<T, F>(work: F) -> Result<T, StoreError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, StoreError> + Send + 'static,
+{
+    tokio::task::spawn_blocking(work).await.map_err(|e| {
+        StoreError::io(
+            "running store work on the blocking pool",
+            std::io::Error::other(e.to_string()),
+        )
+    })?
+}

@@ -1,0 +1,139 @@
+//! Where the store keeps what, and the file-system helpers every part of it uses.
+//!
+//! ```text
+//! <dir>/index.json            committed environments and reservations (atomically replaced)
+//! <dir>/index.lock            exclusive flock: held by whoever rewrites index.json
+//! <dir>/environments/<id>/    environment roots
+//! <dir>/locks/<id>.owner      exclusive flock held by a live reservation
+//! <dir>/locks/<id>.use        shared by users of an environment, exclusive while deleting it
+//! <dir>/trash/<id>.<nonce>    directories on their way out
+//! ```
+
+use std::fs::DirBuilder;
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use rand::Rng;
+
+use super::error::StoreError;
+
+/// The paths of one store directory.
+#[derive(Debug)]
+pub(crate) struct Layout {
+    pub(crate) dir: PathBuf,
+    pub(crate) environments: PathBuf,
+    pub(crate) locks: PathBuf,
+    pub(crate) trash: PathBuf,
+    pub(crate) index: PathBuf,
+    pub(crate) index_temp: PathBuf,
+    pub(crate) index_lock: PathBuf,
+}
+
+impl Layout {
+    /// Creates the store directory and its subdirectories (mode 0700) if missing.
+    pub(crate) fn create(dir: &Path) -> Result<Layout, StoreError> {
+        if dir.to_str().is_none() {
+            return Err(StoreError::io(
+                format!("opening store {}", dir.display()),
+                io::Error::new(io::ErrorKind::InvalidInput, "path is not valid UTF-8"),
+            ));
+        }
+        create_private_dir_all(dir)?;
+        let dir = dir
+            .canonicalize()
+            .map_err(|e| StoreError::io(format!("resolving {}", dir.display()), e))?;
+        let layout = Layout {
+            environments: dir.join("environments"),
+            locks: dir.join("locks"),
+            trash: dir.join("trash"),
+            index: dir.join("index.json"),
+            index_temp: dir.join("index.json.tmp"),
+            index_lock: dir.join("index.lock"),
+            dir,
+        };
+        for subdir in [&layout.environments, &layout.locks, &layout.trash] {
+            create_private_dir_all(subdir)?;
+        }
+        Ok(layout)
+    }
+
+    /// The root directory of environment `id`.
+    pub(crate) fn root(&self, id: &str) -> PathBuf {
+        self.environments.join(id)
+    }
+
+    /// The lock a live reservation of `id` holds.
+    pub(crate) fn owner_lock(&self, id: &str) -> PathBuf {
+        self.locks.join(format!("{id}.owner"))
+    }
+
+    /// The lock users of environment `id` share and its deleter takes exclusively.
+    pub(crate) fn use_lock(&self, id: &str) -> PathBuf {
+        self.locks.join(format!("{id}.use"))
+    }
+
+    /// A fresh name in the trash for something that belonged to `id`.
+    pub(crate) fn new_trash_entry(&self, id: &str) -> PathBuf {
+        let nonce: u64 = rand::rng().random();
+        self.trash.join(format!("{id}.{nonce:016x}"))
+    }
+}
+
+/// The id a trash entry belonged to: its name up to the first `.`.
+pub(crate) fn trash_entry_id(name: &str) -> &str {
+    name.split('.').next().unwrap_or(name)
+}
+
+/// Creates `dir` and its missing parents, each with exactly mode 0700 whatever the umask;
+/// directories that already exist are left alone.
+fn create_private_dir_all(dir: &Path) -> Result<(), StoreError> {
+    let missing: Vec<&Path> = dir
+        .ancestors()
+        .take_while(|path| !path.as_os_str().is_empty() && !path.is_dir())
+        .collect();
+    for path in missing.into_iter().rev() {
+        match DirBuilder::new().mode(0o700).create(path) {
+            Ok(()) => std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| {
+                    StoreError::io(format!("setting mode 0700 on {}", path.display()), e)
+                })?,
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists && path.is_dir() => {}
+            Err(error) => {
+                return Err(StoreError::io(
+                    format!("creating directory {}", path.display()),
+                    error,
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Renames `from` to `to`; a missing `from` is not an error (returns `false`).
+pub(crate) fn rename_if_present(from: &Path, to: &Path) -> io::Result<bool> {
+    match std::fs::rename(from, to) {
+        Ok(()) => Ok(true),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(error) => Err(error),
+    }
+}
+
+/// Deletes a directory tree, a file or a symlink (never following it); a missing path is not
+/// an error.
+pub(crate) fn remove_path(path: &Path) -> io::Result<()> {
+    let result = match std::fs::symlink_metadata(path) {
+        Ok(metadata) if metadata.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(error) => Err(error),
+    };
+    match result {
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
+/// Makes a rename or creation inside `dir` durable.
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
+    std::fs::File::open(dir)?.sync_all()
+}

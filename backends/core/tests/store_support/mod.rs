@@ -1,0 +1,108 @@
+//! Helpers shared by the store tests: building environments, reading the store's files
+//! directly, and waiting for lock events through `/proc/locks`.
+#![allow(dead_code)]
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use wsp_backend::store::{EnvironmentDetails, EnvironmentRecord, Store};
+
+/// What the tests write into an environment root before committing it.
+pub const MARKER_CONTENTS: &str = "provisioned completely\n";
+
+/// Provisioning details for an environment whose "interpreter" is a marker file in `root`.
+pub fn details(root: &Path) -> EnvironmentDetails {
+    let mut extra = serde_json::Map::new();
+    extra.insert("backend".into(), "test".into());
+    EnvironmentDetails {
+        python_version: "3.12".into(),
+        python_full_version: "3.12.4".into(),
+        interpreter_path: root.join("bin").join("python"),
+        extra,
+    }
+}
+
+/// Fills `root` the way a provisioning step would.
+pub fn provision(root: &Path) {
+    std::fs::create_dir_all(root.join("bin")).unwrap();
+    std::fs::write(root.join("bin").join("python"), MARKER_CONTENTS).unwrap();
+}
+
+/// Reserves, provisions and commits an environment.
+pub async fn create(store: &Store, name: &str) -> EnvironmentRecord {
+    let reservation = store.reserve(name, "test").await.unwrap();
+    provision(&reservation.root);
+    let root = reservation.root.clone();
+    reservation.commit(details(&root)).await.unwrap()
+}
+
+/// The store's index file, parsed without the store's code.
+pub fn raw_index(store: &Store) -> serde_json::Value {
+    match std::fs::read(store.dir().join("index.json")) {
+        Ok(bytes) => serde_json::from_slice(&bytes).unwrap(),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => serde_json::json!({
+            "format": 1, "environments": [], "reservations": []
+        }),
+        Err(error) => panic!("reading the index: {error}"),
+    }
+}
+
+/// Ids of the reservations in the index.
+pub fn reservation_ids(store: &Store) -> Vec<String> {
+    raw_index(store)["reservations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Sorted names of the entries of a directory.
+pub fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The use-lock file of environment `id`.
+pub fn use_lock_path(store: &Store, id: &str) -> PathBuf {
+    store.dir().join("locks").join(format!("{id}.use"))
+}
+
+/// Waits until some process is blocked waiting for an exclusive flock on `path`, as listed
+/// in `/proc/locks` (a line with `->` for the file's inode).
+pub fn wait_for_blocked_exclusive_flock(path: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Ok(metadata) = std::fs::metadata(path) {
+            if blocked_exclusive_flock_on(metadata.ino()) {
+                return;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "nobody started waiting for {}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+fn blocked_exclusive_flock_on(inode: u64) -> bool {
+    let locks = std::fs::read_to_string("/proc/locks").unwrap();
+    locks.lines().any(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        fields.get(1) == Some(&"->")
+            && fields.get(2) == Some(&"FLOCK")
+            && fields.get(4) == Some(&"WRITE")
+            && fields
+                .get(6)
+                .and_then(|device_inode| device_inode.rsplit(':').next())
+                .and_then(|number| number.parse::<u64>().ok())
+                == Some(inode)
+    })
+}
