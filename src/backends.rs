@@ -15,30 +15,39 @@ pub fn inventory(config: &ServeConfig, store: &Store) -> Inventory {
     Inventory::new(inventory_config)
 }
 
+/// The venv backend's options from the config.
+pub fn venv_options(config: &ServeConfig, store: &Store) -> wsp_backend_venv::VenvOptions {
+    wsp_backend_venv::VenvOptions {
+        mode: if config.stdlib_venv {
+            wsp_backend_venv::VenvMode::Stdlib
+        } else {
+            wsp_backend_venv::VenvMode::Native
+        },
+        seed_pip: config.seed_pip,
+        seed_cache_dir: Some(store.dir().join("cache").join("pip-seed")),
+        prompt: None,
+    }
+}
+
 /// The environment methods on the configured backend.
 pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, StartError> {
     let name = config.backend.name();
-    match config.backend {
+    let inventory = inventory(config, &store);
+    Ok(match config.backend {
         BackendKind::Venv => {
-            let options = wsp_backend_venv::VenvOptions {
-                mode: if config.stdlib_venv {
-                    wsp_backend_venv::VenvMode::Stdlib
-                } else {
-                    wsp_backend_venv::VenvMode::Native
-                },
-                seed_pip: config.seed_pip,
-                seed_cache_dir: Some(store.dir().join("cache").join("pip-seed")),
-                prompt: None,
-            };
-            let _pending = (inventory(config, &store), options);
-            Err(StartError::Backend {
+            let backend =
+                wsp_backend_venv::VenvBackend::new(inventory, venv_options(config, &store));
+            Environments::new(store, name, backend)
+        }
+        BackendKind::Uv => {
+            let backend = wsp_backend_uv::UvBackend::new(config.uv.clone(), inventory);
+            Environments::new(store, name, backend)
+        }
+        BackendKind::Conda => {
+            return Err(StartError::Backend {
                 backend: name,
-                detail: "the venv backend service is not wired yet".into(),
+                detail: "the conda backend is not wired yet".into(),
             })
         }
-        BackendKind::Uv | BackendKind::Conda => Err(StartError::Backend {
-            backend: name,
-            detail: "not built yet".into(),
-        }),
-    }
+    })
 }

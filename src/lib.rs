@@ -19,6 +19,7 @@ pub mod backends;
 pub mod cli;
 pub mod codec;
 pub mod config;
+pub mod conformance;
 pub mod environments;
 pub mod logging;
 pub mod router;

@@ -1,0 +1,196 @@
+//! The backend conformance kit: the whole environment contract, run against any backend.
+//!
+//! A backend author hands [`check_backend`] a [`BackendUnderTest`]: a name, a constructor, and
+//! a Python version the backend can provision on the machine running the kit. The kit builds a
+//! real server around each fresh backend ([`Environments`] over a new state directory), talks
+//! WSP to it over an in-memory pipe, and checks every rule of the methods document and of the
+//! execute section of the contract: ids and ordering, every error code with its `data`, name
+//! conflicts under concurrency, failed provisioning leaving nothing behind, the delete-waits
+//! rule, and everything about running commands. It panics with the list of failed checks.
+//!
+//! ```no_run
+//! # async fn kit() {
+//! use wsp::conformance::{check_backend, BackendUnderTest};
+//! check_backend(BackendUnderTest::new("venv", "3.12", |ctx| {
+//!     let options = wsp_backend_venv::VenvOptions::default();
+//!     wsp_backend::BoxBackend::new(wsp_backend_venv::VenvBackend::new(ctx.inventory(), options))
+//! }))
+//! .await;
+//! # }
+//! ```
+
+pub mod client;
+mod contract;
+mod execute;
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+
+use wsp_backend::interpreters::{Inventory, InventoryConfig};
+use wsp_backend::store::Store;
+use wsp_backend::BoxBackend;
+
+pub use client::Client;
+
+use crate::environments::Environments;
+use crate::server::{Server, ServerBuilder, ServerFacts};
+
+/// What a backend constructor gets: the state directory of the server it will serve.
+pub struct KitContext {
+    state_dir: PathBuf,
+}
+
+impl KitContext {
+    /// The server's state directory (a fresh temporary directory).
+    pub fn state_dir(&self) -> &Path {
+        &self.state_dir
+    }
+
+    /// An interpreter inventory from the environment, caching queries in the state directory.
+    pub fn inventory(&self) -> Inventory {
+        let mut config = InventoryConfig::from_env();
+        config.cache_file = Some(self.state_dir.join("interpreters.json"));
+        Inventory::new(config)
+    }
+}
+
+type MakeBackend = Arc<dyn Fn(&KitContext) -> BoxBackend + Send + Sync>;
+
+/// A backend to check.
+#[derive(Clone)]
+pub struct BackendUnderTest {
+    /// The backend's name, expected in `extra.backend`.
+    pub name: String,
+    /// A Python version (`X.Y` or `X.Y.Z`) the backend can provision here.
+    pub python_version: String,
+    /// The variable the backend's activation sets: `VIRTUAL_ENV` or `CONDA_PREFIX`.
+    pub activation_variable: String,
+    make: MakeBackend,
+}
+
+impl BackendUnderTest {
+    /// A backend named `name` that can provision `python_version`, built by `make` for each
+    /// fresh server. Its activation variable defaults to `VIRTUAL_ENV`.
+    pub fn new(
+        name: &str,
+        python_version: &str,
+        make: impl Fn(&KitContext) -> BoxBackend + Send + Sync + 'static,
+    ) -> Self {
+        BackendUnderTest {
+            name: name.to_owned(),
+            python_version: python_version.to_owned(),
+            activation_variable: "VIRTUAL_ENV".to_owned(),
+            make: Arc::new(make),
+        }
+    }
+
+    /// Sets the variable the backend's activation sets (e.g. `CONDA_PREFIX`).
+    pub fn activation_variable(mut self, name: &str) -> Self {
+        self.activation_variable = name.to_owned();
+        self
+    }
+}
+
+/// One check's setting: a fresh server over a fresh state directory.
+pub struct Fixture {
+    /// The backend being checked.
+    pub backend: BackendUnderTest,
+    /// The state directory.
+    pub state_dir: PathBuf,
+    /// A scratch directory outside the state directory.
+    pub scratch: PathBuf,
+    _temp: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new(backend: &BackendUnderTest) -> Fixture {
+        let temp = tempfile::tempdir().expect("a temporary directory");
+        let state_dir = temp.path().join("state");
+        let scratch = temp.path().join("scratch");
+        std::fs::create_dir_all(&scratch).expect("a scratch directory");
+        Fixture {
+            backend: backend.clone(),
+            state_dir,
+            scratch,
+            _temp: temp,
+        }
+    }
+
+    /// The environment methods over this fixture's state directory and a fresh backend,
+    /// optionally wrapped by `wrap`.
+    pub fn environments(&self, wrap: impl FnOnce(BoxBackend) -> BoxBackend) -> Environments {
+        let store = Store::open(&self.state_dir).expect("the state directory opens");
+        let context = KitContext {
+            state_dir: self.state_dir.clone(),
+        };
+        let backend = wrap((self.backend.make)(&context));
+        Environments::new(store, self.backend.name.clone(), backend)
+    }
+
+    /// A server over [`Fixture::environments`].
+    pub fn server_with(&self, wrap: impl FnOnce(BoxBackend) -> BoxBackend) -> Server {
+        let environments = self.environments(wrap);
+        ServerBuilder::new()
+            .facts(ServerFacts {
+                backend: self.backend.name.clone(),
+                wsp_home: self.state_dir.display().to_string(),
+                session_durability: "durable".into(),
+                ..ServerFacts::default()
+            })
+            .with_router(|router| environments.bind(router))
+            .build()
+    }
+
+    /// An initialized client of a fresh server on this fixture.
+    pub async fn client(&self) -> Client {
+        Client::initialized(self.server_with(|backend| backend)).await
+    }
+}
+
+type CheckFn = fn(Fixture) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Every check of the kit, by name.
+pub fn checks() -> Vec<(&'static str, CheckFn)> {
+    let mut all = contract::checks();
+    all.extend(execute::checks());
+    all
+}
+
+/// Runs every check against `backend`; panics listing the checks that failed.
+pub async fn check_backend(backend: BackendUnderTest) {
+    let mut failures = Vec::new();
+    let checks = checks();
+    let total = checks.len();
+    for (name, check) in checks {
+        let fixture = Fixture::new(&backend);
+        let outcome = tokio::spawn(check(fixture)).await;
+        match outcome {
+            Ok(()) => eprintln!("conformance [{}] {name}: ok", backend.name),
+            Err(e) => {
+                let message = panic_message(e);
+                eprintln!("conformance [{}] {name}: FAILED: {message}", backend.name);
+                failures.push(format!("{name}: {message}"));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "backend {} failed {} of {total} conformance checks:\n{}",
+        backend.name,
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+fn panic_message(error: tokio::task::JoinError) -> String {
+    match error.try_into_panic() {
+        Ok(payload) => payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_else(|| "a panic".to_owned()),
+        Err(e) => e.to_string(),
+    }
+}
