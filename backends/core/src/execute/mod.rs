@@ -87,7 +87,9 @@ pub struct RunSpec<'a> {
     pub activation: &'a Activation,
     /// The environment's id, exported as [`ENVIRONMENT_ID_VAR`] and appended to the stack.
     pub environment_id: &'a str,
-    /// The command: `argv[0]` without a `/` is looked up in the bin directory, then on `PATH`.
+    /// The command: `argv[0]` without a `/` is looked up in the bin directory, then on the
+    /// child's `PATH`; the child receives the path found as its `argv[0]`, so an interpreter
+    /// locates its environment from it whatever `PATH` the request sets.
     pub argv: &'a [String],
     /// The working directory, already checked with [`resolve_cwd`].
     pub cwd: &'a Path,
@@ -216,5 +218,22 @@ fn exit_code(status: ExitStatus) -> i64 {
         (Some(code), _) => i64::from(code),
         (None, Some(signal)) => -i64::from(signal),
         (None, None) => i64::from(status.into_raw()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn activations_set_their_variable_and_bin_dir() {
+        let root = Path::new("/opt/envs/x");
+        let conda = Activation::conda(root);
+        assert_eq!(conda.bin_dir, root.join("bin"));
+        let expected = vec![("CONDA_PREFIX".to_owned(), "/opt/envs/x".to_owned())];
+        assert_eq!(conda.vars, expected);
+        let venv = Activation::venv(root);
+        assert_eq!(venv.bin_dir, root.join("bin"));
+        assert_eq!(venv.vars[0].0, "VIRTUAL_ENV");
     }
 }

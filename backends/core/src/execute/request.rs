@@ -67,3 +67,18 @@ pub fn validate_env_value(key: &str, value: &str) -> Result<(), String> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_keys_and_values_are_checked() {
+        assert!(validate_env_key("FOO_1").is_ok());
+        assert!(validate_env_key("").is_err());
+        assert!(validate_env_key("A=B").is_err());
+        assert!(validate_env_key("A\0B").is_err());
+        assert!(validate_env_value("K", "any = thing").is_ok());
+        assert!(validate_env_value("K", "a\0b").is_err());
+    }
+}

@@ -31,3 +31,16 @@ pub fn stack_value(inherited: &[String], id: &str) -> String {
     ids.push(id);
     ids.join(":")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stack_values_parse_and_join() {
+        assert_eq!(parse_stack(""), Vec::<String>::new());
+        assert_eq!(parse_stack("a::b:"), vec!["a", "b"]);
+        assert_eq!(stack_value(&[], "x"), "x");
+        assert_eq!(stack_value(&["a".into(), "b".into()], "x"), "a:b:x");
+    }
+}
