@@ -1,0 +1,212 @@
+//! Provisioning: solve `python` at the requested version against the channels and install
+//! the solution into the prefix.
+
+use std::path::{Path, PathBuf};
+
+use rattler::install::Installer;
+use rattler_conda_types::{GenericVirtualPackage, MatchSpec, Matches, RepoDataRecord, Subdir};
+use rattler_repodata_gateway::RepoData;
+use rattler_solve::{SolveError, SolverImpl, SolverTask};
+use rattler_virtual_packages::{VirtualPackageOverrides, VirtualPackages};
+use wsp_backend::interpreters::{PythonVersion, VersionRequest};
+use wsp_backend::{BackendError, ProvisionRequest, Provisioned};
+
+use crate::channels::{error_chain, match_spec, ChannelSet, CHANNEL_UNAVAILABLE, PROVISION_FAILED};
+use crate::CondaConfig;
+
+/// The match spec for a requested Python: `X.Y` is the newest `X.Y.*`, `X.Y.Z` exactly that.
+pub(crate) fn python_spec(request: &VersionRequest) -> Result<MatchSpec, BackendError> {
+    match request {
+        VersionRequest::MajorMinor { major, minor } => {
+            match_spec(&format!("python {major}.{minor}.*"))
+        }
+        VersionRequest::Exact(version) => match_spec(&format!("python =={version}")),
+    }
+}
+
+/// Creates the conda prefix at `request.root`.
+pub(crate) async fn provision(
+    config: &CondaConfig,
+    request: &ProvisionRequest,
+) -> Result<Provisioned, BackendError> {
+    let root = std::path::absolute(&request.root).map_err(|error| {
+        BackendError::failed(
+            PROVISION_FAILED,
+            format!("resolving {}: {error}", request.root.display()),
+        )
+    })?;
+    let channels = ChannelSet::new(config)?;
+    let spec = python_spec(&request.python_version)?;
+
+    let pythons = channels.python_records().await?;
+    if !pythons.iter().any(|record| spec.matches(record)) {
+        return Err(BackendError::VersionUnavailable {
+            requested: request.python_version.to_string(),
+            available: ChannelSet::versions(&pythons),
+        });
+    }
+
+    let repodata = channels.query(vec![spec.clone()], true).await?;
+    let virtual_packages = detect_virtual_packages(channels.platform, &config.cache_dir).await;
+    let records = solve(repodata, spec.clone(), virtual_packages).await?;
+
+    let python_full_version = records
+        .iter()
+        .find(|record| record.package_record.name.as_normalized() == "python")
+        .and_then(|record| python_version_of(&record.package_record.version.as_str()))
+        .ok_or_else(|| {
+            BackendError::failed(
+                PROVISION_FAILED,
+                "the solution holds no python package with an X.Y.Z version",
+            )
+        })?;
+
+    Installer::new()
+        .with_package_cache(channels.package_cache.clone())
+        .with_target_platform(channels.platform)
+        .with_requested_specs(vec![spec])
+        .install(&root, records)
+        .await
+        .map_err(|error| {
+            let reason = match error {
+                rattler::install::InstallerError::FailedToFetch(..) => CHANNEL_UNAVAILABLE,
+                _ => PROVISION_FAILED,
+            };
+            BackendError::failed(
+                reason,
+                format!(
+                    "installing into {}: {}",
+                    root.display(),
+                    error_chain(&error)
+                ),
+            )
+        })?;
+
+    let interpreter_path = interpreter_path(&root)?;
+    let mut extra = serde_json::Map::new();
+    extra.insert("channels".into(), channels.urls().into());
+    extra.insert("platform".into(), channels.platform.as_str().into());
+    Ok(Provisioned {
+        python_full_version,
+        interpreter_path,
+        extra,
+    })
+}
+
+/// The virtual packages (`__glibc`, `__unix`, ...) this machine provides for `platform`. A
+/// detection failure is logged and solves without them.
+async fn detect_virtual_packages(platform: Subdir, cache_dir: &Path) -> Vec<GenericVirtualPackage> {
+    let cache_dir = cache_dir.join("virtual-packages");
+    let detected = tokio::task::spawn_blocking(move || {
+        VirtualPackages::detect_for_platform(
+            platform,
+            &VirtualPackageOverrides::from_env(),
+            Some(&cache_dir),
+        )
+    })
+    .await;
+    match detected {
+        Ok(Ok(packages)) => packages.into_generic_virtual_packages().collect(),
+        Ok(Err(error)) => {
+            tracing::warn!("detecting conda virtual packages: {error}");
+            Vec::new()
+        }
+        Err(error) => {
+            tracing::warn!("detecting conda virtual packages: {error}");
+            Vec::new()
+        }
+    }
+}
+
+/// Solves `spec` against `repodata` with resolvo.
+async fn solve(
+    repodata: Vec<RepoData>,
+    spec: MatchSpec,
+    virtual_packages: Vec<GenericVirtualPackage>,
+) -> Result<Vec<RepoDataRecord>, BackendError> {
+    let requested = spec.to_string();
+    let solved = tokio::task::spawn_blocking(move || {
+        let task = SolverTask {
+            specs: vec![spec],
+            virtual_packages,
+            ..SolverTask::from_iter(&repodata)
+        };
+        rattler_solve::resolvo::Solver.solve(task)
+    })
+    .await
+    .map_err(|error| {
+        BackendError::failed(PROVISION_FAILED, format!("the solver failed: {error}"))
+    })?;
+    match solved {
+        Ok(result) => Ok(result.records),
+        Err(SolveError::Unsolvable(reasons)) => Err(BackendError::failed(
+            PROVISION_FAILED,
+            format!("`{requested}` cannot be solved: {}", reasons.join("; ")),
+        )),
+        Err(error) => Err(BackendError::failed(
+            PROVISION_FAILED,
+            format!("solving `{requested}`: {error}"),
+        )),
+    }
+}
+
+/// `X.Y.Z` from a conda version such as `3.12.1` or `3.13.0rc1` (whose patch is `0`).
+pub(crate) fn python_version_of(version: &str) -> Option<PythonVersion> {
+    let mut parts = version.split('.').map(|part| {
+        let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<u64>().ok()
+    });
+    let major = parts.next()??;
+    let minor = parts.next()??;
+    let patch = parts.next().flatten().unwrap_or(0);
+    Some(PythonVersion {
+        major,
+        minor,
+        patch,
+    })
+}
+
+/// `<root>/bin/python`, which must exist and lead to an executable file.
+fn interpreter_path(root: &Path) -> Result<PathBuf, BackendError> {
+    let path = root.join("bin").join("python");
+    match std::fs::metadata(&path) {
+        Ok(metadata) if metadata.is_file() => Ok(path),
+        Ok(_) => Err(BackendError::failed(
+            PROVISION_FAILED,
+            format!("{} is not a file", path.display()),
+        )),
+        Err(error) => Err(BackendError::failed(
+            PROVISION_FAILED,
+            format!(
+                "the installed environment has no usable {}: {error}",
+                path.display()
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_versions_come_from_the_leading_digits() {
+        let v = |major, minor, patch| PythonVersion {
+            major,
+            minor,
+            patch,
+        };
+        assert_eq!(python_version_of("3.12.1"), Some(v(3, 12, 1)));
+        assert_eq!(python_version_of("3.13.0rc1"), Some(v(3, 13, 0)));
+        assert_eq!(python_version_of("3.12"), Some(v(3, 12, 0)));
+        assert_eq!(python_version_of("3"), None);
+        assert_eq!(python_version_of("a.b"), None);
+    }
+
+    #[test]
+    fn specs_pin_the_minor_or_the_exact_version() {
+        let spec = |text: &str| python_spec(&text.parse().unwrap()).unwrap().to_string();
+        assert_eq!(spec("3.12"), "python 3.12.*");
+        assert_eq!(spec("3.12.1"), "python ==3.12.1");
+    }
+}

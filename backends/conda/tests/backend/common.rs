@@ -1,0 +1,128 @@
+//! Shared test setup: a local channel over pyenv's 3.11.7 and 3.12.1, a backend reading it, and
+//! helpers to send requests.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use tempfile::TempDir;
+use tower::ServiceExt;
+use url::Url;
+use wsp_backend::interpreters::VersionRequest;
+use wsp_backend::{
+    BackendError, BackendRequest, BackendResponse, DescribeRequest, Description, ProvisionRequest,
+    Provisioned, RunRequest,
+};
+use wsp_backend_conda::testing::{build_local_channel, PythonBuild};
+use wsp_backend_conda::{CondaBackend, CondaConfig};
+use wsp_protocol::ExecuteResult;
+
+/// The pyenv versions the channel offers.
+pub const VERSIONS: [&str; 2] = ["3.11.7", "3.12.1"];
+
+/// A temporary directory holding a channel, a package cache and prefixes.
+pub struct Fixture {
+    pub dir: TempDir,
+    pub channel: Url,
+    pub backend: CondaBackend,
+}
+
+impl Fixture {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let builds: Vec<PythonBuild> = VERSIONS
+            .iter()
+            .map(|version| {
+                PythonBuild::from_pyenv(version)
+                    .unwrap_or_else(|| panic!("pyenv has no Python {version}"))
+            })
+            .collect();
+        let channel = build_local_channel(&dir.path().join("channel"), &builds).unwrap();
+        let backend = backend(&[channel.to_string()], &dir.path().join("cache"));
+        Fixture {
+            dir,
+            channel,
+            backend,
+        }
+    }
+
+    /// An empty directory for a prefix, as the server's store hands it over.
+    pub fn new_root(&self, name: &str) -> PathBuf {
+        let root = self.dir.path().join("envs").join(name);
+        std::fs::create_dir_all(&root).unwrap();
+        root.canonicalize().unwrap()
+    }
+}
+
+pub fn backend(channels: &[String], cache_dir: &Path) -> CondaBackend {
+    CondaBackend::new(CondaConfig {
+        channels: channels.to_vec(),
+        cache_dir: cache_dir.to_path_buf(),
+        platform: None,
+    })
+}
+
+/// Sends one request, with the backend's error read back out of the boxed error.
+pub async fn call(
+    backend: &CondaBackend,
+    request: BackendRequest,
+) -> Result<BackendResponse, BackendError> {
+    backend
+        .clone()
+        .oneshot(request)
+        .await
+        .map_err(|error| match error.downcast::<BackendError>() {
+            Ok(error) => *error,
+            Err(error) => panic!("not a BackendError: {error}"),
+        })
+}
+
+pub async fn provision(
+    backend: &CondaBackend,
+    root: &Path,
+    version: &str,
+) -> Result<Provisioned, BackendError> {
+    let request = ProvisionRequest {
+        root: root.to_path_buf(),
+        name: "test".into(),
+        python_version: version.parse::<VersionRequest>().unwrap(),
+    };
+    match call(backend, BackendRequest::Provision(request)).await? {
+        BackendResponse::Provisioned(provisioned) => Ok(provisioned),
+        other => panic!("unexpected response {other:?}"),
+    }
+}
+
+pub async fn describe(backend: &CondaBackend, root: &Path) -> Description {
+    let request = DescribeRequest {
+        root: root.to_path_buf(),
+    };
+    match call(backend, BackendRequest::Describe(request))
+        .await
+        .unwrap()
+    {
+        BackendResponse::Described(description) => description,
+        other => panic!("unexpected response {other:?}"),
+    }
+}
+
+pub async fn run(
+    backend: &CondaBackend,
+    root: &Path,
+    argv: &[&str],
+    env: &[(&str, &str)],
+) -> ExecuteResult {
+    let request = RunRequest {
+        root: root.to_path_buf(),
+        environment_id: "env-0123456789ab".into(),
+        argv: argv.iter().map(|arg| arg.to_string()).collect(),
+        cwd: root.to_path_buf(),
+        env: env
+            .iter()
+            .map(|(key, value)| (key.to_string(), value.to_string()))
+            .collect::<BTreeMap<_, _>>(),
+    };
+    match call(backend, BackendRequest::Run(request)).await.unwrap() {
+        BackendResponse::Ran(result) => result,
+        other => panic!("unexpected response {other:?}"),
+    }
+}
