@@ -1,2 +1,112 @@
-//! The venv environment backend of WSP.
+//! The venv environment backend of WSP: virtual environments over local interpreters.
+//!
+//! [`create_venv`] writes a CPython virtual environment itself ([`VenvMode::Native`], no Python
+//! process, a few milliseconds) or has the interpreter's `venv` module do it
+//! ([`VenvMode::Stdlib`]). With [`VenvOptions::seed_pip`] it also installs pip, from a per
+//! interpreter cache that `ensurepip` fills once. [`VenvBackend`] serves WSP's backend requests
+//! with it.
 #![warn(missing_docs)]
+
+mod activate;
+mod error;
+mod layout;
+mod native;
+mod process;
+mod pyvenv_cfg;
+mod seed;
+mod service;
+mod stdlib;
+
+use std::path::{Path, PathBuf};
+
+use wsp_backend::interpreters::InterpreterInfo;
+
+pub use error::VenvError;
+pub use layout::interpreter_path;
+pub use seed::SeedOutcome;
+pub use service::{VenvBackend, DESCRIBE_FAILED, PROVISION_FAILED, REMOVE_FAILED};
+
+/// How [`create_venv`] builds an environment.
+#[derive(Debug, Clone, Default)]
+pub struct VenvOptions {
+    /// Who writes the environment's files.
+    pub mode: VenvMode,
+    /// Whether to install pip (and, on Pythons before 3.12, the setuptools that `ensurepip`
+    /// brings along) into the environment.
+    pub seed_pip: bool,
+    /// Where pip seeds are cached between creates. `None` runs `ensurepip` in every seeded
+    /// environment (seconds each).
+    pub seed_cache_dir: Option<PathBuf>,
+    /// The prompt shown by the activation scripts; default: the root's directory name.
+    pub prompt: Option<String>,
+}
+
+/// Who writes an environment's files.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum VenvMode {
+    /// Written by this crate, without running Python. Implementations other than CPython,
+    /// whose layouts differ, fall back to [`VenvMode::Stdlib`].
+    #[default]
+    Native,
+    /// Written by `python -m venv --without-pip`, the interpreter's own `venv` module.
+    Stdlib,
+}
+
+/// A freshly created environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreatedVenv {
+    /// `<root>/bin/python`, absolute.
+    pub interpreter_path: PathBuf,
+    /// How pip was installed, when it was asked for.
+    pub seed: Option<SeedOutcome>,
+}
+
+/// Creates a virtual environment at `root` (created if missing; meant to be empty) over the
+/// base `interpreter`.
+///
+/// On error the directory may hold part of an environment; the caller removes it.
+pub async fn create_venv(
+    root: &Path,
+    interpreter: &InterpreterInfo,
+    options: &VenvOptions,
+) -> Result<CreatedVenv, VenvError> {
+    layout::check_venv_capable(interpreter)?;
+    if let Some(prompt) = &options.prompt {
+        layout::check_no_control("prompt", prompt)?;
+    }
+    let layout = layout::Layout::new(root, interpreter)?;
+    write_environment(
+        &layout,
+        interpreter,
+        options.mode,
+        options.prompt.as_deref(),
+    )
+    .await?;
+    let seed = if options.seed_pip {
+        let cache = options.seed_cache_dir.as_deref();
+        Some(seed::seed(&layout, interpreter, options.mode, cache).await?)
+    } else {
+        None
+    };
+    Ok(CreatedVenv {
+        interpreter_path: layout.python(),
+        seed,
+    })
+}
+
+/// Writes the environment's files (everything but pip) the way `mode` says.
+pub(crate) async fn write_environment(
+    layout: &layout::Layout,
+    interpreter: &InterpreterInfo,
+    mode: VenvMode,
+    prompt: Option<&str>,
+) -> Result<(), VenvError> {
+    if mode == VenvMode::Stdlib || !layout::is_native_capable(interpreter) {
+        return stdlib::create(layout, interpreter, prompt).await;
+    }
+    let (layout, interpreter) = (layout.clone(), interpreter.clone());
+    let prompt = prompt.map(str::to_owned);
+    tokio::task::spawn_blocking(move || native::create(&layout, &interpreter, prompt.as_deref()))
+        .await
+        .map_err(|error| VenvError::Task(error.to_string()))?
+}

@@ -1,0 +1,165 @@
+//! [`VenvBackend`]: the venv backend as a `tower::Service` over [`BackendRequest`]s.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use serde_json::{Map, Value};
+use wsp_backend::execute::{self, Activation, RunSpec};
+use wsp_backend::interpreters::{Inventory, ResolveError};
+use wsp_backend::packages;
+use wsp_backend::{
+    BackendError, BackendRequest, BackendResponse, DescribeRequest, Description, ProvisionRequest,
+    Provisioned, RemoveRequest, RunRequest,
+};
+
+use crate::{create_venv, interpreter_path, SeedOutcome, VenvMode, VenvOptions};
+
+/// The `reason` of a provisioning failure other than an unavailable version.
+pub const PROVISION_FAILED: &str = "provision-failed";
+/// The `reason` of a failure to read an environment's packages.
+pub const DESCRIBE_FAILED: &str = "describe-failed";
+/// The `reason` of a failure to remove an environment's files.
+pub const REMOVE_FAILED: &str = "remove-failed";
+
+/// The venv backend: resolves interpreters from an [`Inventory`] and creates virtual
+/// environments with [`create_venv`]. Cloning is cheap and shares the inventory.
+#[derive(Clone)]
+pub struct VenvBackend {
+    inventory: Inventory,
+    options: VenvOptions,
+}
+
+impl VenvBackend {
+    /// A backend resolving interpreters from `inventory` and creating environments with
+    /// `options` (its `prompt` is ignored: each environment's prompt is its name).
+    pub fn new(inventory: Inventory, options: VenvOptions) -> Self {
+        VenvBackend { inventory, options }
+    }
+
+    async fn handle(self, request: BackendRequest) -> Result<BackendResponse, BackendError> {
+        match request {
+            BackendRequest::Provision(request) => self
+                .provision(request)
+                .await
+                .map(BackendResponse::Provisioned),
+            BackendRequest::Describe(request) => {
+                describe(request).await.map(BackendResponse::Described)
+            }
+            BackendRequest::Run(request) => run(request).await.map(BackendResponse::Ran),
+            BackendRequest::Remove(request) => {
+                remove(request).await.map(|()| BackendResponse::Removed)
+            }
+        }
+    }
+
+    async fn provision(&self, request: ProvisionRequest) -> Result<Provisioned, BackendError> {
+        let interpreter = self
+            .inventory
+            .resolve(&request.python_version)
+            .await
+            .map_err(|error| match error {
+                ResolveError::Unavailable {
+                    requested,
+                    available,
+                } => BackendError::VersionUnavailable {
+                    requested,
+                    available,
+                },
+            })?;
+        let options = VenvOptions {
+            prompt: Some(prompt_for(&request.name)),
+            ..self.options.clone()
+        };
+        let created = create_venv(&request.root, &interpreter, &options)
+            .await
+            .map_err(|error| BackendError::failed(PROVISION_FAILED, error))?;
+        let mut extra = Map::new();
+        extra.insert(
+            "base_interpreter".to_owned(),
+            Value::String(interpreter.executable.to_string_lossy().into_owned()),
+        );
+        let mode = match options.mode {
+            VenvMode::Native => "native",
+            VenvMode::Stdlib => "stdlib",
+        };
+        extra.insert("venv_writer".to_owned(), Value::String(mode.to_owned()));
+        if let Some(seed) = created.seed {
+            let seed = match seed {
+                SeedOutcome::CacheHit => "cache-hit",
+                SeedOutcome::CacheFilled => "cache-filled",
+                SeedOutcome::Ensurepip => "ensurepip",
+            };
+            extra.insert("pip_seed".to_owned(), Value::String(seed.to_owned()));
+        }
+        Ok(Provisioned {
+            python_full_version: interpreter.version,
+            interpreter_path: created.interpreter_path,
+            extra,
+        })
+    }
+}
+
+/// The environment's name as a prompt: names may hold any character, prompts no control
+/// characters.
+fn prompt_for(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_control() { '_' } else { c })
+        .collect()
+}
+
+async fn describe(request: DescribeRequest) -> Result<Description, BackendError> {
+    let root = request.root;
+    let scan_root = root.clone();
+    let installed = tokio::task::spawn_blocking(move || packages::installed_packages(&scan_root))
+        .await
+        .map_err(|error| BackendError::failed(DESCRIBE_FAILED, error))?
+        .map_err(|error| {
+            BackendError::failed(
+                DESCRIBE_FAILED,
+                format!("cannot read the packages of {}: {error}", root.display()),
+            )
+        })?;
+    Ok(Description {
+        interpreter_path: interpreter_path(&root),
+        installed_packages: installed,
+    })
+}
+
+async fn run(request: RunRequest) -> Result<wsp_protocol::ExecuteResult, BackendError> {
+    let activation = Activation::venv(&request.root);
+    execute::run(RunSpec {
+        activation: &activation,
+        environment_id: &request.environment_id,
+        argv: &request.argv,
+        cwd: &request.cwd,
+        env: &request.env,
+    })
+    .await
+}
+
+async fn remove(request: RemoveRequest) -> Result<(), BackendError> {
+    match tokio::fs::remove_dir_all(&request.root).await {
+        Ok(()) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(error) => Err(BackendError::failed(
+            REMOVE_FAILED,
+            format!("cannot remove {}: {error}", request.root.display()),
+        )),
+    }
+}
+
+impl tower::Service<BackendRequest> for VenvBackend {
+    type Response = BackendResponse;
+    type Error = tower::BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<BackendResponse, tower::BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: BackendRequest) -> Self::Future {
+        let backend = self.clone();
+        Box::pin(async move { backend.handle(request).await.map_err(tower::BoxError::from) })
+    }
+}
