@@ -1,6 +1,6 @@
 //! Logging to stderr through `tracing-subscriber`.
 //!
-//! The filter comes from `WSP_LOG`, falling back to `RUST_LOG`, then to `info`. Nothing is ever
+//! The filter comes from `WSP_LOG`, falling back to `RUST_LOG`, then to `warn`. Nothing is ever
 //! logged to stdout: stdout carries frames only.
 
 use tracing_subscriber::EnvFilter;
@@ -11,10 +11,10 @@ use crate::config::LogFormat;
 pub fn init(format: LogFormat) {
     let directives = std::env::var("WSP_LOG")
         .or_else(|_| std::env::var("RUST_LOG"))
-        .unwrap_or_else(|_| "info".to_owned());
+        .unwrap_or_else(|_| "warn".to_owned());
     let filter = EnvFilter::try_new(&directives).unwrap_or_else(|e| {
         eprintln!("wsp: ignoring the log filter {directives:?}: {e}");
-        EnvFilter::new("info")
+        EnvFilter::new("warn")
     });
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)

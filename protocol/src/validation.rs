@@ -141,11 +141,12 @@ impl<'a> ParamReader<'a> {
             return None;
         };
         let length = s.chars().count();
-        if length < min {
-            let rule = if min == 1 { "non_empty" } else { "min_length" };
+        if length < min && min == 1 {
+            self.violate(name, "non_empty", format!("`{name}` must not be empty"));
+        } else if length < min {
             self.violate(
                 name,
-                rule,
+                "min_length",
                 format!("`{name}` must have at least {min} characters, got {length}"),
             );
         }

@@ -4,7 +4,7 @@ use std::future::Future;
 
 use serde_json::{json, Value};
 use wsp_backend::execute::{current_stack, resolve_cwd};
-use wsp_backend::store::{EnvironmentDetails as Committed, EnvironmentRecord, StoreError};
+use wsp_backend::store::{EnvironmentDetails as Committed, EnvironmentRecord, StoreError, UseGuard};
 use wsp_backend::{
     BackendRequest, BackendResponse, DescribeRequest, ProvisionRequest, RemoveRequest, RunRequest,
 };
@@ -91,13 +91,8 @@ impl Environments {
         let token = self.inner.usage.begin(&params.id);
         async move {
             let _token = token.ok_or_else(|| error::environment_not_found(&params.id))?;
-            let _guard = self
-                .inner
-                .store
-                .acquire_use(&params.id)
-                .await
-                .map_err(store_error)?;
-            let record = self.record(&params.id).await?;
+            let guard = self.acquire_use(&params.id).await?;
+            let record = guard.record().clone();
             let description = self.describe(&record.root).await?;
             Ok(details(record, description))
         }
@@ -110,13 +105,8 @@ impl Environments {
         let token = self.inner.usage.begin(&params.id);
         async move {
             let _token = token.ok_or_else(|| error::environment_not_found(&params.id))?;
-            let _guard = self
-                .inner
-                .store
-                .acquire_use(&params.id)
-                .await
-                .map_err(store_error)?;
-            let record = self.record(&params.id).await?;
+            let guard = self.acquire_use(&params.id).await?;
+            let record = guard.record();
             let cwd = resolve_cwd(&record.root, params.cwd.as_deref()).map_err(|message| {
                 error::invalid_params(&[Violation::new("cwd", "inside_environment", message)])
             })?;
@@ -173,13 +163,9 @@ impl Environments {
         }
     }
 
-    async fn record(&self, id: &str) -> Answer<EnvironmentRecord> {
-        self.inner
-            .store
-            .get(id)
-            .await
-            .map_err(store_error)?
-            .ok_or_else(|| error::environment_not_found(id))
+    /// Holds the environment for the rest of a `get`/`execute` (across processes too).
+    async fn acquire_use(&self, id: &str) -> Answer<UseGuard> {
+        self.inner.store.acquire_use(id).await.map_err(store_error)
     }
 
     async fn describe(&self, root: &std::path::Path) -> Answer<wsp_backend::Description> {
