@@ -105,6 +105,11 @@ pub struct Fixture {
 }
 
 impl Fixture {
+    /// A fixture for `backend`: fresh state and scratch directories, removed on drop.
+    pub fn for_backend(backend: &BackendUnderTest) -> Fixture {
+        Fixture::new(backend)
+    }
+
     fn new(backend: &BackendUnderTest) -> Fixture {
         let temp = tempfile::tempdir().expect("a temporary directory");
         let state_dir = temp.path().join("state");

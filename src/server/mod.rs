@@ -11,8 +11,8 @@
 //!
 //! The builder always binds `initialize` and `shutdown`; everything else is up to the tool
 //! author. The stack a request passes through, outermost first: tracing, catch-panic, drain,
-//! concurrency limit, lifecycle gate, the builder's own layers, the router, params validation,
-//! the handler.
+//! concurrency limit, the builder's own layers, the lifecycle gate, the router, params
+//! validation, the handler.
 
 mod capabilities;
 
@@ -100,8 +100,10 @@ impl ServerBuilder {
         self
     }
 
-    /// Wraps the router in a tower layer. It sees every request that passed the lifecycle
-    /// gate; layers added later wrap those added earlier.
+    /// Adds a tower layer in front of the lifecycle gate: it sees every request (after the
+    /// concurrency limit) and may answer it itself or pass it on. Layers added later wrap
+    /// those added earlier. A layer that calls its inner service synchronously from `call`
+    /// keeps the lifecycle's read-order decisions intact.
     pub fn layer<L>(mut self, layer: L) -> Self
     where
         L: Layer<MethodService> + Send + 'static,
@@ -155,12 +157,9 @@ impl ServerBuilder {
     pub fn build(self) -> Server {
         let capabilities = capabilities::bind_lifecycle_methods(self.router, &self.facts);
         let (router, capabilities) = capabilities;
-        let mut inner = MethodService::new(router);
-        for wrap in self.layers {
-            inner = wrap(inner);
-        }
         Server {
-            inner,
+            router,
+            layers: self.layers,
             capabilities,
             max_frame_bytes: self.max_frame_bytes,
             drain_timeout: self.drain_timeout,
@@ -172,7 +171,8 @@ impl ServerBuilder {
 
 /// A server ready to serve one connection.
 pub struct Server {
-    inner: MethodService,
+    router: Router,
+    layers: Vec<WrapFn>,
     capabilities: Capabilities,
     max_frame_bytes: usize,
     drain_timeout: Duration,
@@ -195,13 +195,17 @@ impl Server {
     {
         let lifecycle = Lifecycle::new();
         let drain = Drain::new();
+        let gated = LifecycleLayer::new(lifecycle.clone()).layer(self.router);
+        let mut inner = MethodService::new(gated);
+        for wrap in self.layers {
+            inner = wrap(inner);
+        }
         let stack = ServiceBuilder::new()
             .layer(TraceLayer::new())
             .layer(CatchPanicLayer::new())
             .layer(drain.layer())
             .layer(ConcurrencyLimitLayer::new(self.concurrency_limit))
-            .layer(LifecycleLayer::new(lifecycle.clone()))
-            .service(self.inner);
+            .service(inner);
         let options = RuntimeOptions {
             max_frame_bytes: self.max_frame_bytes,
             drain_timeout: self.drain_timeout,
