@@ -1,0 +1,272 @@
+//! The `wsp` command line: `wsp serve` and the client commands, as clap derive types.
+//!
+//! The client options ([`ClientArgs`]: `--json`, `--server-cmd` and the [`ServerOptions`] to pass to
+//! the spawned server) go before the subcommand or after its name, so
+//! `wsp --backend conda create demo --python 3.12 --channel URL` works; values given in both places
+//! are merged ([`ClientArgs::merge`]). Before `serve`, the server options configure that server and
+//! `--json`/`--server-cmd` are refused.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+pub use super::serve_args::{BackendArg, LogFormatArg, ServeArgs};
+use crate::config::BackendKind;
+
+/// `wsp`: the WSP reference server and a command-line client for it.
+#[derive(Debug, Parser)]
+#[command(
+    name = "wsp",
+    version,
+    about = "The WSP reference server (`wsp serve`) and a client for it",
+    after_help = "Exit status: 0 ok; 1 the server answered with a JSON-RPC error; \
+                  2 usage or transport error. `wsp exec` exits with the command's own status \
+                  (a command killed by signal N gives 128+N)."
+)]
+pub struct Cli {
+    /// Client and server options; each command takes them after its name too.
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the server on stdin/stdout (Content-Length framed JSON-RPC).
+    Serve(ServeArgs),
+    /// List environments: ID, NAME, PYTHON.
+    List(ClientArgs),
+    /// Create an environment.
+    Create {
+        /// The environment's name (1-64 characters, unique).
+        name: String,
+        /// The Python version: MAJOR.MINOR (newest patch) or MAJOR.MINOR.PATCH.
+        #[arg(long, value_name = "X.Y")]
+        python: String,
+        /// Client options.
+        #[command(flatten)]
+        client: ClientArgs,
+    },
+    /// Show an environment in full, packages included.
+    Get {
+        /// An environment id, or a name.
+        target: String,
+        /// Client options.
+        #[command(flatten)]
+        client: ClientArgs,
+    },
+    /// Delete an environment.
+    Delete {
+        /// An environment id, or a name.
+        target: String,
+        /// Client options.
+        #[command(flatten)]
+        client: ClientArgs,
+    },
+    /// Run a command inside an environment; its output and exit status pass through.
+    Exec(ExecArgs),
+    /// Send one raw request and print its result.
+    Call {
+        /// The method, e.g. `environment/list`.
+        method: String,
+        /// The params as JSON (an object, usually); omitted means no params.
+        params: Option<String>,
+        /// Client options.
+        #[command(flatten)]
+        client: ClientArgs,
+    },
+}
+
+/// `wsp exec ID|NAME [--cwd DIR] [--env K=V]... -- ARGV...`.
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// An environment id, or a name.
+    pub target: String,
+    /// The working directory: absolute, inside the environment (default: its root).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<String>,
+    /// An environment variable for the command; repeatable.
+    #[arg(long = "env", value_name = "K=V", value_parser = parse_env_pair)]
+    pub env: Vec<(String, String)>,
+    /// Client options.
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// The command and its arguments (after `--`).
+    #[arg(last = true, required = true, value_name = "ARGV")]
+    pub argv: Vec<String>,
+}
+
+/// Options every client command takes: output format, how to start the server, and the
+/// server options to pass to it.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ClientArgs {
+    /// Print the result JSON instead of a human-readable form.
+    #[arg(long)]
+    pub json: bool,
+    /// Spawn this command line (split like a POSIX shell) instead of `<this program> serve`.
+    /// Server options given to the client are appended to it.
+    #[arg(long, value_name = "CMD")]
+    pub server_cmd: Option<String>,
+    /// Server options for the spawned server.
+    #[command(flatten)]
+    pub server: ServerOptions,
+}
+
+/// Server options that both `wsp serve` and a spawned server take.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ServerOptions {
+    /// The state directory (default: $WSP_HOME, else ~/.local/share/wsp).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// The environment backend.
+    #[arg(long, value_enum, value_name = "BACKEND")]
+    pub backend: Option<BackendArg>,
+    /// An extra Python interpreter to offer; repeatable (`wsp serve --python PATH`).
+    #[arg(long, value_name = "PATH")]
+    pub interpreter: Vec<PathBuf>,
+    /// A conda channel; repeatable (default: conda-forge).
+    #[arg(long, value_name = "URL")]
+    pub channel: Vec<String>,
+    /// The `uv` executable (default: looked up on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub uv: Option<PathBuf>,
+}
+
+impl ClientArgs {
+    /// Combines options given before the subcommand (`self`) with those given after its name
+    /// (`later`): single values from `later` win, lists are concatenated, flags are or-ed.
+    pub fn merge(self, later: ClientArgs) -> ClientArgs {
+        ClientArgs {
+            json: self.json || later.json,
+            server_cmd: later.server_cmd.or(self.server_cmd),
+            server: self.server.merge(later.server),
+        }
+    }
+}
+
+impl ServerOptions {
+    /// Combines options given before the subcommand (`self`) with those given after it
+    /// (`later`): single values from `later` win, lists are concatenated.
+    pub fn merge(self, later: ServerOptions) -> ServerOptions {
+        ServerOptions {
+            state_dir: later.state_dir.or(self.state_dir),
+            backend: later.backend.or(self.backend),
+            interpreter: [self.interpreter, later.interpreter].concat(),
+            channel: [self.channel, later.channel].concat(),
+            uv: later.uv.or(self.uv),
+        }
+    }
+
+    /// These options as `wsp serve` flags, for a spawned server; only what was given.
+    pub fn to_serve_flags(&self) -> Vec<std::ffi::OsString> {
+        let mut flags: Vec<std::ffi::OsString> = Vec::new();
+        if let Some(dir) = &self.state_dir {
+            flags.push("--state-dir".into());
+            flags.push(dir.into());
+        }
+        if let Some(backend) = self.backend {
+            flags.push("--backend".into());
+            flags.push(BackendKind::from(backend).name().into());
+        }
+        for path in &self.interpreter {
+            flags.push("--python".into());
+            flags.push(path.into());
+        }
+        for channel in &self.channel {
+            flags.push("--channel".into());
+            flags.push(channel.into());
+        }
+        if let Some(uv) = &self.uv {
+            flags.push("--uv".into());
+            flags.push(uv.into());
+        }
+        flags
+    }
+}
+
+/// Parses `K=V` for `--env`: the key is non-empty; the value may be empty or contain `=`.
+pub fn parse_env_pair(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
+        _ => Err(format!("`{text}` is not KEY=VALUE with a non-empty KEY")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn env_pairs() {
+        assert_eq!(parse_env_pair("A=b=c"), Ok(("A".into(), "b=c".into())));
+        assert_eq!(parse_env_pair("A="), Ok(("A".into(), String::new())));
+        assert!(parse_env_pair("=x").is_err());
+        assert!(parse_env_pair("novalue").is_err());
+    }
+
+    #[test]
+    fn options_before_and_after_the_subcommand_merge() {
+        let cli = Cli::try_parse_from([
+            "wsp",
+            "--backend",
+            "conda",
+            "--channel",
+            "a",
+            "create",
+            "demo",
+            "--python",
+            "3.12",
+            "--channel",
+            "b",
+            "--json",
+        ])
+        .unwrap();
+        let Command::Create {
+            name,
+            python,
+            client,
+        } = cli.command
+        else {
+            panic!("not create");
+        };
+        assert_eq!((name.as_str(), python.as_str()), ("demo", "3.12"));
+        let client = cli.client.merge(client);
+        assert!(client.json);
+        let merged = client.server;
+        assert_eq!(merged.backend, Some(BackendArg::Conda));
+        assert_eq!(merged.channel, ["a", "b"]);
+        let flags: Vec<String> = merged
+            .to_serve_flags()
+            .into_iter()
+            .map(|f| f.into_string().unwrap())
+            .collect();
+        assert_eq!(
+            flags,
+            ["--backend", "conda", "--channel", "a", "--channel", "b"]
+        );
+    }
+
+    #[test]
+    fn exec_takes_argv_after_double_dash() {
+        let cli = Cli::try_parse_from([
+            "wsp", "exec", "demo", "--env", "A=1", "--cwd", "/x", "--", "python", "-c", "pass",
+        ])
+        .unwrap();
+        let Command::Exec(exec) = cli.command else {
+            panic!("not exec");
+        };
+        assert_eq!(exec.argv, ["python", "-c", "pass"]);
+        assert_eq!(exec.env, [("A".to_owned(), "1".to_owned())]);
+        assert_eq!(exec.cwd.as_deref(), Some("/x"));
+        assert!(Cli::try_parse_from(["wsp", "exec", "demo"]).is_err());
+    }
+}

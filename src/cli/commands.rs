@@ -1,0 +1,289 @@
+//! What each client command asks the server and prints.
+//!
+//! An environment named on the command line (`ID|NAME`) is resolved with `environment/list`: an
+//! exact id match first, then an exact name match. When neither matches, the text is sent as the
+//! id anyway, so the server's own `-31001` (or `-32602`) answer is what the user sees.
+
+use std::io::{self, Write};
+
+use serde::de::DeserializeOwned;
+use serde_json::{json, Map, Value};
+use wsp_protocol::{methods, EnvironmentDetails, EnvironmentSummary, ErrorObjectOwned};
+
+use super::args::{ClientArgs, Command};
+use super::client::{Client, TransportError};
+use super::output;
+
+/// Why a client command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The server answered with a JSON-RPC error (exit status 1).
+    #[error("error {}: {}", .0.code(), .0.message())]
+    Rpc(ErrorObjectOwned),
+    /// Talking to the server failed (exit status 2).
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    /// The command line is unusable in a way clap can't see (exit status 2).
+    #[error("{0}")]
+    Usage(String),
+    /// Our own stdout or stderr could not be written (exit status 2).
+    #[error("cannot write output: {0}")]
+    Output(#[source] io::Error),
+}
+
+/// A client command, its arguments checked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// `wsp list`.
+    List,
+    /// `wsp create NAME --python X.Y`.
+    Create {
+        /// The name.
+        name: String,
+        /// The Python version.
+        python: String,
+    },
+    /// `wsp get ID|NAME`.
+    Get {
+        /// An id or a name.
+        target: String,
+    },
+    /// `wsp delete ID|NAME`.
+    Delete {
+        /// An id or a name.
+        target: String,
+    },
+    /// `wsp exec ID|NAME [--cwd DIR] [--env K=V]... -- ARGV...`.
+    Exec {
+        /// An id or a name.
+        target: String,
+        /// The working directory.
+        cwd: Option<String>,
+        /// Extra environment variables.
+        env: Vec<(String, String)>,
+        /// The command.
+        argv: Vec<String>,
+    },
+    /// `wsp call METHOD [JSON]`.
+    Call {
+        /// The method.
+        method: String,
+        /// The params, parsed.
+        params: Option<Value>,
+    },
+}
+
+impl Action {
+    /// The action and the client options given after the command's name (`serve` is not one).
+    pub fn from_command(command: Command) -> Result<(Action, ClientArgs), CliError> {
+        Ok(match command {
+            Command::Serve(_) => {
+                return Err(CliError::Usage("`serve` is not a client command".into()))
+            }
+            Command::List(client) => (Action::List, client),
+            Command::Create {
+                name,
+                python,
+                client,
+            } => (Action::Create { name, python }, client),
+            Command::Get { target, client } => (Action::Get { target }, client),
+            Command::Delete { target, client } => (Action::Delete { target }, client),
+            Command::Exec(exec) => (
+                Action::Exec {
+                    target: exec.target,
+                    cwd: exec.cwd,
+                    env: exec.env,
+                    argv: exec.argv,
+                },
+                exec.client,
+            ),
+            Command::Call {
+                method,
+                params,
+                client,
+            } => {
+                let params = match params {
+                    Some(text) => Some(serde_json::from_str(&text).map_err(|e| {
+                        CliError::Usage(format!("the params `{text}` are not JSON: {e}"))
+                    })?),
+                    None => None,
+                };
+                (Action::Call { method, params }, client)
+            }
+        })
+    }
+}
+
+/// Runs one action on an initialized session and prints its outcome; returns the exit status.
+pub async fn perform(client: &mut Client, action: Action, json: bool) -> Result<i32, CliError> {
+    match action {
+        Action::List => {
+            let result = call(client, methods::LIST, None).await?;
+            if json {
+                return print_json(&result);
+            }
+            let list: Vec<EnvironmentSummary> = parse(methods::LIST, result)?;
+            write_stdout(output::summaries(&list).as_bytes())?;
+        }
+        Action::Create { name, python } => {
+            let params = json!({ "name": name, "python_version": python });
+            let result = call(client, methods::CREATE, Some(params)).await?;
+            print_details(methods::CREATE, result, json)?;
+        }
+        Action::Get { target } => {
+            let (id, _) = resolve(client, &target).await?;
+            let result = call(client, methods::GET, Some(json!({ "id": id }))).await?;
+            print_details(methods::GET, result, json)?;
+        }
+        Action::Delete { target } => {
+            let (id, name) = resolve(client, &target).await?;
+            let result = call(client, methods::DELETE, Some(json!({ "id": id }))).await?;
+            if json {
+                return print_json(&result);
+            }
+            let line = match name {
+                Some(name) => format!("deleted {} ({})\n", id, output::printable(&name)),
+                None => format!("deleted {}\n", output::printable(&id)),
+            };
+            write_stdout(line.as_bytes())?;
+        }
+        Action::Exec {
+            target,
+            cwd,
+            env,
+            argv,
+        } => {
+            let (id, _) = resolve(client, &target).await?;
+            let mut params = Map::new();
+            params.insert("id".into(), id.into());
+            params.insert("argv".into(), argv.into());
+            if let Some(cwd) = cwd {
+                params.insert("cwd".into(), cwd.into());
+            }
+            if !env.is_empty() {
+                let env: Map<String, Value> = env.into_iter().map(|(k, v)| (k, v.into())).collect();
+                params.insert("env".into(), env.into());
+            }
+            let result = call(client, methods::EXECUTE, Some(params.into())).await?;
+            if json {
+                return print_json(&result);
+            }
+            let result: wsp_protocol::ExecuteResult = parse(methods::EXECUTE, result)?;
+            write_stdout(result.stdout.as_bytes())?;
+            let mut stderr = io::stderr().lock();
+            stderr
+                .write_all(result.stderr.as_bytes())
+                .and_then(|()| stderr.flush())
+                .map_err(CliError::Output)?;
+            return Ok(shell_status(result.exit_code));
+        }
+        Action::Call { method, params } => {
+            let result = call(client, &method, params).await?;
+            if json {
+                return print_json(&result);
+            }
+            let pretty = serde_json::to_string_pretty(&result)
+                .map_err(|e| CliError::Output(io::Error::other(e)))?;
+            write_stdout(format!("{pretty}\n").as_bytes())?;
+        }
+    }
+    Ok(super::status::OK)
+}
+
+/// The exit status a shell would report for a command's `exit_code`: `-N` (killed by signal N)
+/// becomes `128 + N`; anything outside 0–255 is clamped into it.
+pub fn shell_status(exit_code: i64) -> i32 {
+    let status = if exit_code < 0 {
+        exit_code.saturating_neg().saturating_add(128)
+    } else {
+        exit_code
+    };
+    i32::try_from(status.clamp(0, 255)).unwrap_or(255)
+}
+
+/// One request; a JSON-RPC error becomes [`CliError::Rpc`].
+pub async fn call(
+    client: &mut Client,
+    method: &str,
+    params: Option<Value>,
+) -> Result<Value, CliError> {
+    client
+        .request(method, params)
+        .await?
+        .outcome
+        .map_err(CliError::Rpc)
+}
+
+/// The id `target` stands for, and the environment's name when it was found in the list.
+async fn resolve(client: &mut Client, target: &str) -> Result<(String, Option<String>), CliError> {
+    let result = call(client, methods::LIST, None).await?;
+    let list: Vec<EnvironmentSummary> = parse(methods::LIST, result)?;
+    let found = list
+        .iter()
+        .find(|env| env.id == target)
+        .or_else(|| list.iter().find(|env| env.name == target));
+    Ok(match found {
+        Some(env) => (env.id.clone(), Some(env.name.clone())),
+        None => (target.to_owned(), None),
+    })
+}
+
+fn parse<T: DeserializeOwned>(method: &str, result: Value) -> Result<T, CliError> {
+    serde_json::from_value(result).map_err(|e| {
+        TransportError::BadResponse(format!("the `{method}` result has the wrong shape: {e}"))
+            .into()
+    })
+}
+
+fn print_details(method: &str, result: Value, json: bool) -> Result<(), CliError> {
+    if json {
+        return print_json(&result).map(|_| ());
+    }
+    let details: EnvironmentDetails = parse(method, result)?;
+    write_stdout(output::details(&details).as_bytes())
+}
+
+fn print_json(result: &Value) -> Result<i32, CliError> {
+    write_stdout(format!("{result}\n").as_bytes())?;
+    Ok(super::status::OK)
+}
+
+fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
+    let mut stdout = io::stdout().lock();
+    stdout
+        .write_all(bytes)
+        .and_then(|()| stdout.flush())
+        .map_err(CliError::Output)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_map_like_a_shell() {
+        assert_eq!(shell_status(0), 0);
+        assert_eq!(shell_status(7), 7);
+        assert_eq!(shell_status(-9), 137);
+        assert_eq!(shell_status(-15), 143);
+        assert_eq!(shell_status(300), 255);
+        assert_eq!(shell_status(i64::MIN), 255);
+    }
+
+    #[test]
+    fn call_params_must_be_json() {
+        let call = |params: &str| Command::Call {
+            method: "environment/list".into(),
+            params: Some(params.into()),
+            client: ClientArgs::default(),
+        };
+        assert!(matches!(
+            Action::from_command(call("{nope")),
+            Err(CliError::Usage(_))
+        ));
+        let Ok((Action::Call { params, .. }, _)) = Action::from_command(call("{}")) else {
+            panic!("not parsed");
+        };
+        assert_eq!(params, Some(json!({})));
+    }
+}

@@ -1,0 +1,200 @@
+//! `wsp serve`'s own options and how they, with the options given before `serve`, become a
+//! [`ServeConfig`].
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use super::args::ServerOptions;
+use crate::config::{BackendKind, LogFormat, ServeConfig};
+
+/// `wsp serve`'s own options.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The state directory (default: $WSP_HOME, else ~/.local/share/wsp).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// The environment backend.
+    #[arg(long, value_enum, value_name = "BACKEND")]
+    pub backend: Option<BackendArg>,
+    /// The largest frame payload accepted, in bytes.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_frame_bytes: Option<u64>,
+    /// How long the EOF/exit drain waits for in-flight requests: `5s`, `500ms`, or seconds.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub drain_timeout: Option<Duration>,
+    /// Log line format on stderr.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub log_format: Option<LogFormatArg>,
+    /// An extra Python interpreter to offer; repeatable.
+    #[arg(long = "python", value_name = "PATH")]
+    pub interpreters: Vec<PathBuf>,
+    /// A conda channel; repeatable (default: conda-forge).
+    #[arg(long, value_name = "URL")]
+    pub channel: Vec<String>,
+    /// The `uv` executable (default: looked up on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub uv: Option<PathBuf>,
+    /// How many requests run at once before reading pauses.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub concurrency_limit: Option<u64>,
+    /// Create venvs with `python -m venv` instead of writing them directly.
+    #[arg(long)]
+    pub stdlib_venv: bool,
+    /// Seed pip into new venvs.
+    #[arg(long)]
+    pub seed_pip: bool,
+}
+
+impl ServeArgs {
+    /// The server configuration: defaults, then `before` (options given before `serve`), then
+    /// `serve`'s own options.
+    pub fn into_config(self, before: ServerOptions) -> ServeConfig {
+        let mut config = ServeConfig::default();
+        let server = before.merge(ServerOptions {
+            state_dir: self.state_dir,
+            backend: self.backend,
+            interpreter: self.interpreters,
+            channel: self.channel,
+            uv: self.uv,
+        });
+        config.state_dir = server.state_dir;
+        if let Some(backend) = server.backend {
+            config.backend = backend.into();
+        }
+        config.interpreters = server.interpreter;
+        config.channels = server.channel;
+        config.uv = server.uv;
+        if let Some(n) = self.max_frame_bytes {
+            config.max_frame_bytes = usize::try_from(n).unwrap_or(usize::MAX);
+        }
+        if let Some(timeout) = self.drain_timeout {
+            config.drain_timeout = timeout;
+        }
+        if let Some(format) = self.log_format {
+            config.log_format = format.into();
+        }
+        if let Some(n) = self.concurrency_limit {
+            config.concurrency_limit = usize::try_from(n).unwrap_or(usize::MAX);
+        }
+        config.stdlib_venv = self.stdlib_venv;
+        config.seed_pip = self.seed_pip;
+        config
+    }
+}
+
+/// `--backend` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    /// The built-in venv backend (default).
+    Venv,
+    /// Environments made by `uv`.
+    Uv,
+    /// Conda prefixes.
+    Conda,
+}
+
+impl From<BackendArg> for BackendKind {
+    fn from(arg: BackendArg) -> Self {
+        match arg {
+            BackendArg::Venv => BackendKind::Venv,
+            BackendArg::Uv => BackendKind::Uv,
+            BackendArg::Conda => BackendKind::Conda,
+        }
+    }
+}
+
+/// `--log-format` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormatArg {
+    /// Human-readable lines (default).
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+impl From<LogFormatArg> for LogFormat {
+    fn from(arg: LogFormatArg) -> Self {
+        match arg {
+            LogFormatArg::Text => LogFormat::Text,
+            LogFormatArg::Json => LogFormat::Json,
+        }
+    }
+}
+
+/// Parses `5s`, `500ms`, `1.5s` or a plain number of seconds (`5`, `0.25`).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, scale) = if let Some(ms) = text.strip_suffix("ms") {
+        (ms, 0.001)
+    } else if let Some(s) = text.strip_suffix('s') {
+        (s, 1.0)
+    } else {
+        (text, 1.0)
+    };
+    let valid = !number.is_empty()
+        && number.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && number.chars().filter(|&c| c == '.').count() <= 1
+        && number != ".";
+    let value: f64 = match number.parse() {
+        Ok(value) if valid => value,
+        _ => return Err(format!("`{text}` is not a duration (try 5s, 500ms or 5)")),
+    };
+    Duration::try_from_secs_f64(value * scale).map_err(|e| format!("`{text}`: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::args::{Cli, Command};
+    use clap::Parser;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        assert_eq!(parse_duration("0.25"), Ok(Duration::from_millis(250)));
+        for bad in ["", "s", "ms", "-1", "5m", "1e3", ".", "1..2", "NaN", "inf"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn serve_builds_the_config() {
+        let cli = Cli::try_parse_from([
+            "wsp",
+            "--state-dir",
+            "/outer",
+            "serve",
+            "--backend",
+            "uv",
+            "--drain-timeout",
+            "500ms",
+            "--max-frame-bytes",
+            "1024",
+            "--python",
+            "/usr/bin/python3",
+            "--log-format",
+            "json",
+            "--seed-pip",
+        ])
+        .unwrap();
+        let Command::Serve(serve) = cli.command else {
+            panic!("not serve");
+        };
+        let config = serve.into_config(cli.client.server);
+        assert_eq!(config.state_dir, Some(PathBuf::from("/outer")));
+        assert_eq!(config.backend, BackendKind::Uv);
+        assert_eq!(config.drain_timeout, Duration::from_millis(500));
+        assert_eq!(config.max_frame_bytes, 1024);
+        assert_eq!(config.interpreters, [PathBuf::from("/usr/bin/python3")]);
+        assert_eq!(config.log_format, LogFormat::Json);
+        assert!(config.seed_pip && !config.stdlib_venv);
+        assert_eq!(
+            config.concurrency_limit,
+            ServeConfig::default().concurrency_limit
+        );
+    }
+}
