@@ -110,3 +110,40 @@ pub(crate) fn check_no_control(what: &'static str, text: &str) -> Result<(), Ven
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wsp_backend::interpreters::PythonVersion;
+
+    fn info(abiflags: &str) -> InterpreterInfo {
+        InterpreterInfo {
+            executable: PathBuf::from("/py/bin/python3.13t"),
+            version: PythonVersion {
+                major: 3,
+                minor: 13,
+                patch: 0,
+            },
+            base_prefix: PathBuf::from("/py"),
+            base_exec_prefix: PathBuf::from("/py"),
+            implementation: "cpython".to_owned(),
+            abiflags: abiflags.to_owned(),
+        }
+    }
+
+    #[test]
+    fn free_threaded_builds_get_their_own_lib_dir_and_name() {
+        let layout = Layout::new(Path::new("/e"), &info("t")).expect("layout");
+        assert_eq!(
+            layout.site_packages,
+            Path::new("/e/lib/python3.13t/site-packages")
+        );
+        assert_eq!(layout.free_threaded_exe.as_deref(), Some("python3.13t"));
+        let layout = Layout::new(Path::new("/e"), &info("")).expect("layout");
+        assert_eq!(
+            layout.site_packages,
+            Path::new("/e/lib/python3.13/site-packages")
+        );
+        assert_eq!(layout.free_threaded_exe, None);
+    }
+}
