@@ -4,7 +4,9 @@ use std::future::Future;
 
 use serde_json::{json, Value};
 use wsp_backend::execute::{current_stack, resolve_cwd};
-use wsp_backend::store::{EnvironmentDetails as Committed, EnvironmentRecord, StoreError, UseGuard};
+use wsp_backend::store::{
+    EnvironmentDetails as Committed, EnvironmentRecord, StoreError, UseGuard,
+};
 use wsp_backend::{
     BackendRequest, BackendResponse, DescribeRequest, ProvisionRequest, RemoveRequest, RunRequest,
 };

@@ -9,6 +9,6 @@ pub mod packages;
 pub mod store;
 
 pub use backend::{
-    BackendError, BackendRequest, BackendResponse, BoxBackend, Description, DescribeRequest,
+    BackendError, BackendRequest, BackendResponse, BoxBackend, DescribeRequest, Description,
     ProvisionRequest, Provisioned, RemoveRequest, RunRequest,
 };

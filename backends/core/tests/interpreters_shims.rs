@@ -73,7 +73,11 @@ async fn failing_and_shim_entries_on_path_do_not_end_the_search() {
     assert_eq!(resolved.info.version, version);
     inventory.resolve(&v("3.12")).await.unwrap();
     let failing_runs = fs::read_to_string(&failing_ran).unwrap_or_default();
-    assert_eq!(failing_runs.lines().count(), 1, "tried once, then remembered");
+    assert_eq!(
+        failing_runs.lines().count(),
+        1,
+        "tried once, then remembered"
+    );
     assert!(!shim_ran.exists(), "a shim was run");
     assert!(!pyenvish_ran.exists(), "a script mentioning pyenv was run");
 
