@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod common;
 pub mod execute;
 pub mod interpreters;
 pub mod packages;

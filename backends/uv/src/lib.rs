@@ -19,11 +19,10 @@ use std::task::{Context, Poll};
 
 use serde_json::Value;
 use tower::{BoxError, Service};
-use wsp_backend::execute::{run, Activation, RunSpec};
+use wsp_backend::common;
+use wsp_backend::execute::Activation;
 use wsp_backend::interpreters::{Inventory, ResolveError};
-use wsp_backend::{
-    BackendError, BackendRequest, BackendResponse, Description, ProvisionRequest, Provisioned,
-};
+use wsp_backend::{BackendError, BackendRequest, BackendResponse, ProvisionRequest, Provisioned};
 
 /// The reason given when `uv` is missing.
 pub const BACKEND_UNAVAILABLE: &str = "backend-unavailable";
@@ -160,21 +159,6 @@ impl Inner {
     }
 }
 
-async fn describe(root: PathBuf) -> Result<Description, BackendError> {
-    let scan_root = root.clone();
-    let packages =
-        tokio::task::spawn_blocking(move || wsp_backend::packages::installed_packages(&scan_root))
-            .await
-            .map_err(|e| BackendError::failed("describe-failed", e))?
-            .map_err(|e| {
-                BackendError::failed("describe-failed", format!("{}: {e}", root.display()))
-            })?;
-    Ok(Description {
-        interpreter_path: interpreter_path(&root),
-        installed_packages: packages,
-    })
-}
-
 impl Service<BackendRequest> for UvBackend {
     type Response = BackendResponse;
     type Error = BoxError;
@@ -191,22 +175,13 @@ impl Service<BackendRequest> for UvBackend {
                 BackendRequest::Provision(request) => {
                     BackendResponse::Provisioned(inner.provision(request).await?)
                 }
-                BackendRequest::Describe(request) => {
-                    BackendResponse::Described(describe(request.root).await?)
-                }
-                BackendRequest::Run(request) => {
-                    let activation = Activation::venv(&request.root);
-                    BackendResponse::Ran(
-                        run(RunSpec {
-                            activation: &activation,
-                            environment_id: &request.environment_id,
-                            argv: &request.argv,
-                            cwd: &request.cwd,
-                            env: &request.env,
-                        })
+                BackendRequest::Describe(request) => BackendResponse::Described(
+                    common::describe_by_scan(&request.root, interpreter_path(&request.root))
                         .await?,
-                    )
-                }
+                ),
+                BackendRequest::Run(request) => BackendResponse::Ran(
+                    common::run_activated(&Activation::venv(&request.root), &request).await?,
+                ),
                 BackendRequest::Remove(_) => BackendResponse::Removed,
             };
             Ok(response)

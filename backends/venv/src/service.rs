@@ -5,9 +5,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use serde_json::{Map, Value};
-use wsp_backend::execute::{self, Activation, RunSpec};
+use wsp_backend::common;
+use wsp_backend::execute::Activation;
 use wsp_backend::interpreters::{Inventory, ResolveError};
-use wsp_backend::packages;
 use wsp_backend::{
     BackendError, BackendRequest, BackendResponse, DescribeRequest, Description, ProvisionRequest,
     Provisioned, RemoveRequest, RunRequest,
@@ -18,7 +18,7 @@ use crate::{create_venv, interpreter_path, SeedOutcome, VenvMode, VenvOptions};
 /// The `reason` of a provisioning failure other than an unavailable version.
 pub const PROVISION_FAILED: &str = "provision-failed";
 /// The `reason` of a failure to read an environment's packages.
-pub const DESCRIBE_FAILED: &str = "describe-failed";
+pub use wsp_backend::common::DESCRIBE_FAILED;
 /// The `reason` of a failure to remove an environment's files.
 pub const REMOVE_FAILED: &str = "remove-failed";
 
@@ -109,33 +109,11 @@ fn prompt_for(name: &str) -> String {
 }
 
 async fn describe(request: DescribeRequest) -> Result<Description, BackendError> {
-    let root = request.root;
-    let scan_root = root.clone();
-    let installed = tokio::task::spawn_blocking(move || packages::installed_packages(&scan_root))
-        .await
-        .map_err(|error| BackendError::failed(DESCRIBE_FAILED, error))?
-        .map_err(|error| {
-            BackendError::failed(
-                DESCRIBE_FAILED,
-                format!("cannot read the packages of {}: {error}", root.display()),
-            )
-        })?;
-    Ok(Description {
-        interpreter_path: interpreter_path(&root),
-        installed_packages: installed,
-    })
+    common::describe_by_scan(&request.root, interpreter_path(&request.root)).await
 }
 
 async fn run(request: RunRequest) -> Result<wsp_protocol::ExecuteResult, BackendError> {
-    let activation = Activation::venv(&request.root);
-    execute::run(RunSpec {
-        activation: &activation,
-        environment_id: &request.environment_id,
-        argv: &request.argv,
-        cwd: &request.cwd,
-        env: &request.env,
-    })
-    .await
+    common::run_activated(&Activation::venv(&request.root), &request).await
 }
 
 async fn remove(request: RemoveRequest) -> Result<(), BackendError> {
