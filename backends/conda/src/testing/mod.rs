@@ -8,7 +8,8 @@
 //!   symlinks to `pythonX.Y`;
 //! - `pyvenv.cfg` names the interpreter's directory as `home`, so that Python started from the
 //!   prefix reports the prefix as `sys.prefix` and uses the prefix's
-//!   `lib/pythonX.Y/site-packages`;
+//!   `lib/pythonX.Y/site-packages` (CPython 3.3 and later honour `pyvenv.cfg`; a 2.7 build
+//!   runs, but reports its own installation as `sys.prefix`);
 //! - `lib/pythonX.Y/site-packages/README` makes that directory exist.
 //!
 //! Packages are `.tar.bz2` archives with `info/index.json`, `info/paths.json` and
