@@ -107,8 +107,10 @@ impl<'a> IndexWriter<'a> {
         Index::read(self.layout)
     }
 
-    /// Replaces the index atomically and durably.
-    pub(crate) fn write(&self, index: &Index) -> Result<(), StoreError> {
+    /// Replaces the index atomically (a reader or a crash sees the old or the new index,
+    /// never a mix), and with [`Durability::Durable`] also durably (fsynced file and directory).
+    pub(crate) fn write(&self, index: &Index, durability: Durability) -> Result<(), StoreError> {
+        let durable = durability == Durability::Durable;
         let mut index = index.clone();
         index.environments.sort_by(|a, b| a.id.cmp(&b.id));
         let temp = &self.layout.index_temp;
@@ -131,7 +133,10 @@ impl<'a> IndexWriter<'a> {
                 .mode(0o600)
                 .open(temp)?;
             file.write_all(&bytes)?;
-            file.sync_all()
+            if durable {
+                file.sync_all()?;
+            }
+            Ok(())
         };
         write_temp().map_err(|e| StoreError::io(format!("writing {}", temp.display()), e))?;
         std::fs::rename(temp, &self.layout.index).map_err(|e| {
@@ -144,7 +149,23 @@ impl<'a> IndexWriter<'a> {
                 e,
             )
         })?;
+        if !durable {
+            return Ok(());
+        }
         sync_dir(&self.layout.dir)
             .map_err(|e| StoreError::io(format!("syncing {}", self.layout.dir.display()), e))
     }
+}
+
+/// Whether an index write must survive a power loss, or only a process crash.
+///
+/// Committing or removing an environment is durable. Reservations need not be: a reservation
+/// lost to a power cut leaves an unowned directory, and one that reappears has no live owner;
+/// sweeping removes both. Skipping their fsyncs halves a create's I/O waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Durability {
+    /// fsync the file and the directory.
+    Durable,
+    /// Rename atomically, without waiting for the disk.
+    AtomicOnly,
 }

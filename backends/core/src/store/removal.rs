@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::error::StoreError;
-use super::index::{Index, IndexWriter};
+use super::index::{Durability, Index, IndexWriter};
 use super::layout::{remove_path, rename_if_present, Layout};
 use super::lock::{LockMode, PathLock};
 use super::record::{is_environment_id, EnvironmentRecord};
@@ -76,7 +76,7 @@ pub(crate) fn remove(layout: Arc<Layout>, id: &str) -> Result<Removal, StoreErro
             .position(|record| record.id == id)
             .ok_or_else(|| not_found(id))?;
         let record = index.environments.remove(position);
-        writer.write(&index)?;
+        writer.write(&index, Durability::Durable)?;
         record
     };
     let path = layout.use_lock(id);

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::error::StoreError;
-use super::index::{IndexWriter, ReservationEntry};
+use super::index::{Durability, IndexWriter, ReservationEntry};
 use super::layout::{remove_path, rename_if_present, Layout};
 use super::lock::{LockMode, PathLock};
 use super::record::{new_environment_id, now_unix_ms, EnvironmentDetails, EnvironmentRecord};
@@ -114,7 +114,7 @@ pub(crate) fn reserve(
         reserved_at_unix_ms: now_unix_ms(),
     };
     index.reservations.push(entry.clone());
-    if let Err(error) = writer.write(&index) {
+    if let Err(error) = writer.write(&index, Durability::AtomicOnly) {
         if let Err(cleanup) = std::fs::remove_dir(&root) {
             tracing::warn!(root = %root.display(), %cleanup, "could not remove an unused root");
         }
@@ -232,7 +232,7 @@ impl Pending {
             created_at_unix_ms: now_unix_ms(),
         };
         index.environments.push(record.clone());
-        writer.write(&index)?;
+        writer.write(&index, Durability::Durable)?;
         Ok(record)
     }
 
@@ -256,7 +256,7 @@ impl Pending {
         let before = index.reservations.len();
         index.reservations.retain(|entry| entry.id != *id);
         if index.reservations.len() != before {
-            writer.write(&index)?;
+            writer.write(&index, Durability::AtomicOnly)?;
         }
         discard_lock(owner);
         drop(writer);

@@ -11,7 +11,7 @@ use std::io;
 use std::path::PathBuf;
 
 use super::error::StoreError;
-use super::index::IndexWriter;
+use super::index::{Durability, IndexWriter};
 use super::layout::{remove_path, rename_if_present, trash_entry_id, Layout};
 use super::lock::{LockMode, PathLock};
 use super::record::is_environment_id;
@@ -79,7 +79,7 @@ fn move_leftovers_to_trash(
     }
     if !stale.is_empty() {
         index.reservations.retain(|entry| live.contains(&entry.id));
-        writer.write(&index)?;
+        writer.write(&index, Durability::AtomicOnly)?;
         for (id, owner) in stale {
             discard_lock(owner);
             report.stale_reservations.push(id);
