@@ -44,10 +44,12 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
             Environments::new(store, name, backend)
         }
         BackendKind::Conda => {
-            return Err(StartError::Backend {
-                backend: name,
-                detail: "the conda backend is not wired yet".into(),
-            })
+            let mut conda =
+                wsp_backend_conda::CondaConfig::new(store.dir().join("cache").join("conda"));
+            if !config.channels.is_empty() {
+                conda.channels = config.channels.clone();
+            }
+            Environments::new(store, name, wsp_backend_conda::CondaBackend::new(conda))
         }
     })
 }

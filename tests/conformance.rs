@@ -31,3 +31,25 @@ async fn uv_backend_conforms() {
     }))
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conda_backend_conforms_offline_against_a_local_channel() {
+    use wsp_backend_conda::testing::{build_local_channel, PythonBuild};
+    use wsp_backend_conda::{CondaBackend, CondaConfig};
+
+    let channel_dir = tempfile::tempdir().unwrap();
+    let builds: Vec<PythonBuild> = ["3.11.7", "3.12.1"]
+        .iter()
+        .map(|v| PythonBuild::from_pyenv(v).unwrap_or_else(|| panic!("pyenv has Python {v}")))
+        .collect();
+    let url = build_local_channel(channel_dir.path(), &builds).expect("the local channel builds");
+    check_backend(
+        BackendUnderTest::new("conda", "3.12", move |ctx| {
+            let mut config = CondaConfig::new(ctx.state_dir().join("conda-cache"));
+            config.channels = vec![url.to_string()];
+            BoxBackend::new(CondaBackend::new(config))
+        })
+        .activation_variable("CONDA_PREFIX"),
+    )
+    .await;
+}
