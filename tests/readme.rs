@@ -15,7 +15,9 @@ fn block_after(readme: &str, marker: &str) -> String {
     rest[body_start..body_end].to_owned()
 }
 
-fn frames(output: &str) -> (Vec<String>, Vec<String>) {
+/// The frames of an output as (declared length, payload as JSON; key order is not compared),
+/// in a fixed order, and the other lines.
+fn frames(output: &str) -> (Vec<(usize, serde_json::Value)>, Vec<String>) {
     let normalized = output.replace("\r\n", "\n");
     let mut frames = Vec::new();
     let mut other = Vec::new();
@@ -23,19 +25,22 @@ fn frames(output: &str) -> (Vec<String>, Vec<String>) {
         .split("Content-Length: ")
         .filter(|p| !p.trim().is_empty())
     {
-        let (frame, tail) = match piece.rfind('}') {
-            Some(end) => (&piece[..=end], &piece[end + 1..]),
-            None => (piece, ""),
-        };
-        frames.push(format!("Content-Length: {frame}"));
+        let (length, rest) = piece
+            .split_once("\n\n")
+            .expect("a header, a blank line, a payload");
+        let length: usize = length.trim().parse().expect("a decimal length");
+        let payload = &rest[..length.min(rest.len())];
+        let value: serde_json::Value = serde_json::from_str(payload).expect("a JSON payload");
+        frames.push((length, value));
         other.extend(
-            tail.lines()
+            rest[payload.len()..]
+                .lines()
                 .map(str::trim)
                 .filter(|l| !l.is_empty())
                 .map(str::to_owned),
         );
     }
-    frames.sort();
+    frames.sort_by_key(|(length, value)| (*length, value["id"].to_string()));
     (frames, other)
 }
 
