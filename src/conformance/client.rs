@@ -115,7 +115,13 @@ impl Client {
 
     /// Closes the server's input (EOF) and waits for its exit status.
     pub async fn close(mut self) -> i32 {
-        self.writer.take();
+        if let Some(mut writer) = self.writer.take() {
+            // Shutting the write half down is what the server reads as EOF; dropping it is not
+            // enough while the read half keeps the pipe open.
+            SinkExt::<String>::close(&mut writer)
+                .await
+                .expect("the pipe closes");
+        }
         self.server.await.expect("the server task ends")
     }
 }

@@ -5,8 +5,12 @@
 //! real server around each fresh backend ([`Environments`] over a new state directory), talks
 //! WSP to it over an in-memory pipe, and checks every rule of the methods document and of the
 //! execute section of the contract: ids and ordering, every error code with its `data`, name
-//! conflicts under concurrency, failed provisioning leaving nothing behind, the delete-waits
-//! rule, and everything about running commands. It panics with the list of failed checks.
+//! conflicts under concurrency, creates side by side, failed or cancelled provisioning leaving
+//! nothing behind (the in-process counterpart of a crash), the delete-waits rule, and
+//! everything about running commands. It panics with the list of failed checks.
+//!
+//! The constructor returns a [`BoxBackend`]; [`wsp_backend::boxed`] makes one from any backend
+//! wrapped in any tower layers, `Clone` or not.
 //!
 //! ```no_run
 //! # async fn kit() {
@@ -19,6 +23,7 @@
 //! # }
 //! ```
 
+mod cancellation;
 pub mod client;
 mod contract;
 mod execute;
@@ -136,6 +141,11 @@ impl Fixture {
 
     /// A server over [`Fixture::environments`].
     pub fn server_with(&self, wrap: impl FnOnce(BoxBackend) -> BoxBackend) -> Server {
+        self.builder_with(wrap).build()
+    }
+
+    /// A server builder over [`Fixture::environments`], for checks that tune the server.
+    pub fn builder_with(&self, wrap: impl FnOnce(BoxBackend) -> BoxBackend) -> ServerBuilder {
         let environments = self.environments(wrap);
         ServerBuilder::new()
             .facts(ServerFacts {
@@ -145,7 +155,6 @@ impl Fixture {
                 ..ServerFacts::default()
             })
             .with_router(|router| environments.bind(router))
-            .build()
     }
 
     /// An initialized client of a fresh server on this fixture.
@@ -154,12 +163,17 @@ impl Fixture {
     }
 }
 
+/// How long one check may take before it counts as failed (a hung backend must not hang the
+/// kit).
+pub const CHECK_DEADLINE: std::time::Duration = std::time::Duration::from_secs(300);
+
 type CheckFn = fn(Fixture) -> Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// Every check of the kit, by name.
 pub fn checks() -> Vec<(&'static str, CheckFn)> {
     let mut all = contract::checks();
     all.extend(execute::checks());
+    all.extend(cancellation::checks());
     all
 }
 
@@ -170,11 +184,18 @@ pub async fn check_backend(backend: BackendUnderTest) {
     let total = checks.len();
     for (name, check) in checks {
         let fixture = Fixture::new(&backend);
-        let outcome = tokio::spawn(check(fixture)).await;
+        let task = tokio::spawn(check(fixture));
+        let abort = task.abort_handle();
+        let outcome = match tokio::time::timeout(CHECK_DEADLINE, task).await {
+            Ok(outcome) => outcome.map_err(panic_message),
+            Err(_) => {
+                abort.abort();
+                Err(format!("no result within {CHECK_DEADLINE:?}"))
+            }
+        };
         match outcome {
             Ok(()) => eprintln!("conformance [{}] {name}: ok", backend.name),
-            Err(e) => {
-                let message = panic_message(e);
+            Err(message) => {
                 eprintln!("conformance [{}] {name}: FAILED: {message}", backend.name);
                 failures.push(format!("{name}: {message}"));
             }

@@ -38,18 +38,19 @@ impl Environments {
     /// Serves environments from `store` with `backend`, whose name is `backend_name`.
     ///
     /// `backend` is any tower service of [`BackendRequest`]s, wrapped in whatever layers the
-    /// caller likes; an error that is a [`BackendError`] keeps its meaning, any other becomes a
-    /// `-31004` with reason `backend-error`.
+    /// caller likes (it need not be `Clone`, see [`wsp_backend::boxed`]). An error that is a
+    /// [`BackendError`] keeps its meaning; a tower timeout becomes `-31004` with reason
+    /// `timeout`; any other error `-31004` with reason `backend-error`.
     pub fn new<S>(store: Store, backend_name: impl Into<String>, backend: S) -> Self
     where
-        S: Service<BackendRequest, Response = BackendResponse> + Clone + Send + Sync + 'static,
+        S: Service<BackendRequest, Response = BackendResponse> + Send + 'static,
         S::Error: Into<BoxError>,
         S::Future: Send + 'static,
     {
         Environments {
             inner: Arc::new(Inner {
                 store,
-                backend: BoxBackend::new(backend.map_err(Into::into)),
+                backend: wsp_backend::boxed(backend),
                 backend_name: backend_name.into(),
                 usage: Usage::default(),
             }),
@@ -104,6 +105,9 @@ impl Environments {
             .await
             .map_err(|e| match e.downcast::<BackendError>() {
                 Ok(backend_error) => *backend_error,
+                Err(other) if other.is::<tower::timeout::error::Elapsed>() => {
+                    BackendError::failed("timeout", "the backend did not answer in time")
+                }
                 Err(other) => BackendError::failed("backend-error", other),
             })
     }

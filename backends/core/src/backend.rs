@@ -133,6 +133,71 @@ impl BackendError {
     }
 }
 
-/// A type-erased backend, as the server stores it.
+/// A type-erased backend, as the server stores it. Build one from any backend with
+/// [`boxed`].
 pub type BoxBackend =
     tower::util::BoxCloneSyncService<BackendRequest, BackendResponse, tower::BoxError>;
+
+/// Type-erases any backend service, wrapped in any tower layers.
+///
+/// The service need not be `Clone` (tower's `RateLimit` and `Buffer`-less stacks are not): it
+/// is shared behind a lock that is held only while the service becomes ready and is called, so
+/// its backpressure still applies and the response futures still run concurrently.
+pub fn boxed<S>(service: S) -> BoxBackend
+where
+    S: tower::Service<BackendRequest, Response = BackendResponse> + Send + 'static,
+    S::Error: Into<tower::BoxError>,
+    S::Future: Send + 'static,
+{
+    BoxBackend::new(Shared {
+        inner: std::sync::Arc::new(tokio::sync::Mutex::new(service)),
+    })
+}
+
+struct Shared<S> {
+    inner: std::sync::Arc<tokio::sync::Mutex<S>>,
+}
+
+impl<S> Clone for Shared<S> {
+    fn clone(&self) -> Self {
+        Shared {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+type BackendFuture = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<BackendResponse, tower::BoxError>> + Send>,
+>;
+
+impl<S> tower::Service<BackendRequest> for Shared<S>
+where
+    S: tower::Service<BackendRequest, Response = BackendResponse> + Send + 'static,
+    S::Error: Into<tower::BoxError>,
+    S::Future: Send + 'static,
+{
+    type Response = BackendResponse;
+    type Error = tower::BoxError;
+    type Future = BackendFuture;
+
+    fn poll_ready(
+        &mut self,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), tower::BoxError>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: BackendRequest) -> BackendFuture {
+        let inner = self.inner.clone();
+        Box::pin(async move {
+            let response = {
+                let mut service = inner.lock().await;
+                let ready = tower::ServiceExt::ready(&mut *service)
+                    .await
+                    .map_err(Into::into)?;
+                ready.call(request)
+            };
+            response.await.map_err(Into::into)
+        })
+    }
+}

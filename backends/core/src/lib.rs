@@ -10,6 +10,6 @@ pub mod packages;
 pub mod store;
 
 pub use backend::{
-    BackendError, BackendRequest, BackendResponse, BoxBackend, DescribeRequest, Description,
+    boxed, BackendError, BackendRequest, BackendResponse, BoxBackend, DescribeRequest, Description,
     ProvisionRequest, Provisioned, RemoveRequest, RunRequest,
 };
