@@ -58,7 +58,13 @@ impl Server {
 
     /// Starts `wsp serve` on an existing state directory.
     pub fn start_in(state_dir: &Path, extra: &[&str]) -> Server {
+        Server::start_with_env(state_dir, extra, &[])
+    }
+
+    /// Starts `wsp serve` on `state_dir` with `env` set on top of the test's environment.
+    pub fn start_with_env(state_dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
         let mut command = Command::new(env!("CARGO_BIN_EXE_wsp"));
+        command.envs(env.iter().copied());
         command
             .arg("serve")
             .arg("--state-dir")
