@@ -16,6 +16,7 @@
 #![warn(missing_docs)]
 
 pub mod backends;
+pub mod cancellation;
 pub mod cli;
 pub mod codec;
 pub mod config;

@@ -3,7 +3,8 @@
 //!
 //! Messages are taken in the order they are read. Each request is handed to the stack at once
 //! (its lifecycle state is the one at read time) and its future runs on its own task, so
-//! requests overlap; notifications are handled in order on the reading task. Responses go
+//! requests overlap; notifications are handled in order on the reading task (`$/cancelRequest`
+//! cancels a running request, see [`crate::cancellation`]). Responses go
 //! through one writer task, each frame written whole and flushed. Reading stops at EOF or at the
 //! `exit` notification; then the drain waits for what is in flight (cancelling it after the
 //! deadline), the writer flushes, and [`serve`] returns the exit status.
@@ -21,6 +22,7 @@ use wsp_middleware::{Drain, Lifecycle};
 use wsp_protocol::message::{invalid_request_response, parse_error_response};
 use wsp_protocol::{methods, parse_payload, Incoming, Notification, Payload, Request, Response};
 
+use crate::cancellation::{Cancellations, CANCEL_REQUEST};
 use crate::codec::{Frame, FrameCodec};
 
 /// A handler for a notification other than `exit`; notifications are handled in read order.
@@ -55,6 +57,7 @@ where
     let (outbox, inbox) = mpsc::unbounded_channel::<String>();
     let writer_task = tokio::spawn(write_frames(writer, inbox));
     let tasks = TaskTracker::new();
+    let cancellations = Cancellations::default();
     let mut frames = FramedRead::new(
         reader,
         FrameCodec::with_max_frame_bytes(options.max_frame_bytes),
@@ -90,9 +93,13 @@ where
         };
         let exit = match messages {
             Batch::Single(message) => {
-                match dispatch(&mut stack, &lifecycle, &options, message).await {
-                    Dispatched::Answer(answer) => {
+                match dispatch(&mut stack, &lifecycle, &options, &cancellations, message).await {
+                    Dispatched::Answer(id, answer) => {
                         let outbox = outbox.clone();
+                        let answer: Answer = match id {
+                            Some(id) => Box::pin(cancellations.track(id, answer)),
+                            None => answer,
+                        };
                         tasks.spawn(async move {
                             let response = answer.await;
                             send(&outbox, &response);
@@ -107,8 +114,9 @@ where
                 let mut answers = Vec::new();
                 let mut exit = None;
                 for message in messages {
-                    match dispatch(&mut stack, &lifecycle, &options, message).await {
-                        Dispatched::Answer(answer) => answers.push(answer),
+                    match dispatch(&mut stack, &lifecycle, &options, &cancellations, message).await
+                    {
+                        Dispatched::Answer(_, answer) => answers.push(answer),
                         Dispatched::Nothing => {}
                         Dispatched::Exit(code) => {
                             exit = Some(code);
@@ -159,7 +167,8 @@ enum Batch {
 type Answer = std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>>;
 
 enum Dispatched {
-    Answer(Answer),
+    /// A response to come; the id is there when the request can be cancelled by the client.
+    Answer(Option<wsp_protocol::Id>, Answer),
     Nothing,
     Exit(i32),
 }
@@ -168,6 +177,7 @@ async fn dispatch<S>(
     stack: &mut S,
     lifecycle: &Lifecycle,
     options: &RuntimeOptions,
+    cancellations: &Cancellations,
     message: Incoming,
 ) -> Dispatched
 where
@@ -177,10 +187,14 @@ where
     match message {
         Incoming::Invalid { id, reason } => {
             let response = invalid_request_response(id, &reason);
-            Dispatched::Answer(Box::pin(std::future::ready(response)))
+            Dispatched::Answer(None, Box::pin(std::future::ready(response)))
         }
         Incoming::Notification(notification) if notification.method == methods::EXIT => {
             Dispatched::Exit(lifecycle.exit())
+        }
+        Incoming::Notification(notification) if notification.method == CANCEL_REQUEST => {
+            cancellations.cancel(notification.params.as_ref());
+            Dispatched::Nothing
         }
         Incoming::Notification(notification) => {
             match &options.on_notification {
@@ -194,13 +208,17 @@ where
                 Ok(ready) => ready,
                 Err(never) => match never {},
             };
+            let id = request.id.clone();
             let future = ready.call(request);
-            Dispatched::Answer(Box::pin(async move {
-                match future.await {
-                    Ok(response) => response,
-                    Err(never) => match never {},
-                }
-            }))
+            Dispatched::Answer(
+                Some(id),
+                Box::pin(async move {
+                    match future.await {
+                        Ok(response) => response,
+                        Err(never) => match never {},
+                    }
+                }),
+            )
         }
     }
 }

@@ -18,6 +18,8 @@ pub const METHOD_NOT_FOUND: i32 = -32601;
 pub const INVALID_PARAMS: i32 = -32602;
 /// The handler failed unexpectedly.
 pub const INTERNAL_ERROR: i32 = -32603;
+/// The client cancelled the request (`$/cancelRequest`, as in LSP).
+pub const REQUEST_CANCELLED: i32 = -32800;
 /// A request other than `initialize` arrived before `initialize` succeeded.
 pub const SERVER_NOT_INITIALIZED: i32 = -32002;
 /// No environment has that id.
