@@ -164,7 +164,10 @@ echo "PS1=$PS1"
 #[test]
 fn fish_activation_works() {
     if !installed("fish") {
-        assert!(std::env::var_os("CI").is_none(), "CI installs fish (.ci/run); it is missing");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI installs fish (.ci/run); it is missing"
+        );
         eprintln!("fish is not installed; skipped");
         return;
     }
@@ -205,7 +208,10 @@ functions -q deactivate; or echo "DEACTIVATE=gone"
 #[test]
 fn tcsh_activation_works() {
     if !installed("tcsh") {
-        assert!(std::env::var_os("CI").is_none(), "CI installs tcsh (.ci/run); it is missing");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI installs tcsh (.ci/run); it is missing"
+        );
         eprintln!("tcsh is not installed; skipped");
         return;
     }
