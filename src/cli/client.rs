@@ -21,7 +21,7 @@ use super::args::ClientArgs;
 use crate::codec::{DecodeError, Frame, FrameCodec};
 
 /// How long [`Client::finish`] waits for the server to exit after its stdin is closed.
-const EXIT_GRACE: Duration = Duration::from_secs(10);
+pub const EXIT_GRACE: Duration = Duration::from_secs(10);
 
 /// The log filter a spawned server gets unless `WSP_LOG` or `RUST_LOG` is set: its warnings and
 /// errors show on the client's stderr, its per-request chatter does not.
