@@ -191,5 +191,16 @@ fn get(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, create, get);
+fn resolve(c: &mut Criterion) {
+    let rt = runtime();
+    let inventory = Inventory::new(InventoryConfig::from_env());
+    let request = "3.12".parse().expect("a version");
+    rt.block_on(inventory.resolve(&request))
+        .expect("Python 3.12 is installed");
+    c.bench_function("resolve 3.12 (warm query cache)", |b| {
+        b.iter(|| rt.block_on(inventory.resolve(&request)).expect("resolves"))
+    });
+}
+
+criterion_group!(benches, create, get, resolve);
 criterion_main!(benches);

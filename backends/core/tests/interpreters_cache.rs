@@ -157,3 +157,46 @@ async fn resolve_timings() {
         inventory.query_count()
     );
 }
+
+#[tokio::test]
+async fn discovery_is_reused_until_an_interpreter_is_added_or_removed() {
+    let Some((real, version)) = real_interpreter(3, 12) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("pyenv");
+    // Versions come from the directory names, so these are never run; each is its own file
+    // (discovery keeps one candidate per real file).
+    let install = |name: &str| {
+        let bin = root.join("versions").join(name).join("bin");
+        fs::create_dir_all(&bin).unwrap();
+        write_script(
+            &bin.join("python3.12"),
+            &format!("#!/bin/sh\nexec '{}' \"$@\"\n", real.display()),
+        );
+    };
+    install(&version.to_string());
+    let inventory = Inventory::new(pyenv_only(&root));
+    let first = inventory.available_versions().await;
+    assert_eq!(first, [version]);
+    assert_eq!(
+        inventory.available_versions().await,
+        first,
+        "nothing changed"
+    );
+
+    // A newer patch appears: the next resolve sees it without a new inventory.
+    let newer = format!("{}.{}.{}", version.major, version.minor, version.patch + 50);
+    install(&newer);
+    let versions: Vec<String> = inventory
+        .available_versions()
+        .await
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(versions, [version.to_string(), newer.clone()]);
+
+    // And when it goes away, it is gone.
+    fs::remove_dir_all(root.join("versions").join(&newer)).unwrap();
+    assert_eq!(inventory.available_versions().await, [version]);
+}

@@ -50,6 +50,8 @@ pub struct Inventory {
 
 struct Inner {
     config: InventoryConfig,
+    /// The last discovery and the stamps it was made under.
+    discovered: std::sync::Mutex<Option<(locators::Stamps, Vec<Found>)>>,
     cache: QueryCache,
     timeout: Duration,
     queries: AtomicU64,
@@ -73,6 +75,7 @@ impl Inventory {
         Inventory {
             inner: Arc::new(Inner {
                 cache: QueryCache::new(config.cache_file.clone()),
+                discovered: std::sync::Mutex::new(None),
                 config,
                 timeout,
                 queries: AtomicU64::new(0),
@@ -223,9 +226,23 @@ impl Inventory {
             .await
     }
 
+    /// Every candidate, from the last discovery while nothing it read has changed (see
+    /// [`locators::stamps`]), else from a new one.
     async fn discover(&self) -> Vec<Found> {
-        let config = self.inner.config.clone();
-        match tokio::task::spawn_blocking(move || locators::discover(&config)).await {
+        let inner = self.inner.clone();
+        let discover = move || {
+            let stamps = locators::stamps(&inner.config);
+            let mut last = inner.discovered.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((stamped, found)) = last.as_ref() {
+                if *stamped == stamps {
+                    return found.clone();
+                }
+            }
+            let found = locators::discover(&inner.config);
+            *last = Some((stamps, found.clone()));
+            found
+        };
+        match tokio::task::spawn_blocking(discover).await {
             Ok(found) => found,
             Err(error) => {
                 tracing::warn!(%error, "interpreter discovery did not finish");

@@ -5,6 +5,7 @@ mod configured;
 mod path;
 mod pyenv;
 mod uv;
+mod watch;
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs;
@@ -18,6 +19,7 @@ pub(crate) use configured::ConfiguredLocator;
 pub(crate) use path::PathLocator;
 pub(crate) use pyenv::PyenvLocator;
 pub(crate) use uv::UvLocator;
+pub(crate) use watch::{stamps, Stamps};
 
 /// A source of candidate interpreters. Locators read the file system only; they never run an
 /// interpreter.
