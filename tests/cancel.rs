@@ -3,10 +3,8 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
-
 use serde_json::json;
-use support::{error_code, request, Server};
+use support::{error_code, Server};
 
 #[tokio::test]
 async fn cancelling_a_running_execute_kills_its_processes_and_answers_32800() {
@@ -21,27 +19,7 @@ async fn cancelling_a_running_execute_kills_its_processes_and_answers_32800() {
         .await;
     let id = created["result"]["id"].clone();
     let temp = tempfile::tempdir().unwrap();
-    let fifo = temp.path().join("pid");
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
-    let script = format!("sleep 300 & echo $! > '{}'; wait", fifo.display());
-    server
-        .send(&request(
-            "long",
-            "environment/execute",
-            json!({"id": id, "argv": ["sh", "-c", script]}),
-        ))
-        .await;
-    let pid: i32 = tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo))
-        .await
-        .unwrap()
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = support::start_sleeper(&mut server, "long", &id, temp.path()).await;
 
     // Unknown ids and malformed params are ignored.
     server
@@ -57,14 +35,7 @@ async fn cancelling_a_running_execute_kills_its_processes_and_answers_32800() {
     assert_eq!(response["id"], "long");
     assert_eq!(error_code(&response), -32800, "{response}");
 
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z")) {
-        assert!(
-            Instant::now() < deadline,
-            "the cancelled command's child {pid} still runs"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    support::assert_gone(pid, "the cancelled command's child").await;
     let after = server.call(2, "environment/get", json!({"id": id})).await;
     assert_eq!(
         after["result"]["id"], id,

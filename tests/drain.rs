@@ -54,27 +54,7 @@ async fn what_outlives_the_deadline_is_cancelled_with_its_process_group() {
     let mut server = Server::start(&["--drain-timeout", "1s"]);
     let id = environment(&mut server).await;
     let temp = tempfile::tempdir().unwrap();
-    let fifo = temp.path().join("pid");
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
-    let script = format!("sleep 300 & echo $! > '{}'; wait", fifo.display());
-    server
-        .send(&request(
-            2,
-            "environment/execute",
-            json!({"id": id, "argv": ["sh", "-c", script]}),
-        ))
-        .await;
-    let pid: i32 = tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo))
-        .await
-        .unwrap()
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = support::start_sleeper(&mut server, 2, &id, temp.path()).await;
     assert!(
         std::path::Path::new(&format!("/proc/{pid}")).exists(),
         "the grandchild runs"
@@ -87,24 +67,5 @@ async fn what_outlives_the_deadline_is_cancelled_with_its_process_group() {
     let (status, _) = server.finish().await;
     assert_eq!(status, 0);
     assert!(closed_at.elapsed() < Duration::from_secs(30));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while is_running(pid) {
-        assert!(
-            Instant::now() < deadline,
-            "the grandchild {pid} outlived the server: an orphan"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-fn is_running(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z'),
-        Err(_) => false,
-    }
+    support::assert_gone(pid, "the grandchild that outlived the server").await;
 }

@@ -161,3 +161,59 @@ pub fn error_code(response: &Value) -> i64 {
         .as_i64()
         .unwrap_or_else(|| panic!("expected an error: {response}"))
 }
+
+/// Starts, through `environment/execute` request `request_id` in environment `environment`, a
+/// command whose background `sleep 300` never ends by itself; returns that grandchild's pid once
+/// it runs (read from a FIFO: an event, not a sleep). `scratch` holds the FIFO.
+pub async fn start_sleeper(
+    server: &mut Server,
+    request_id: impl Into<Value>,
+    environment: &Value,
+    scratch: &Path,
+) -> i32 {
+    let fifo = scratch.join("pid");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let script = format!("sleep 300 & echo $! > '{}'; wait", fifo.display());
+    let argv = json!(["sh", "-c", script]);
+    server
+        .send(&request(
+            request_id,
+            "environment/execute",
+            json!({"id": environment, "argv": argv}),
+        ))
+        .await;
+    let pid = tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo))
+        .await
+        .expect("the reader task ends")
+        .expect("the command writes its child's pid");
+    pid.trim().parse().expect("a pid")
+}
+
+/// Whether `pid` is a live (not zombie) process.
+pub fn is_running(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+/// Waits (bounded) until `pid` is gone; fails naming `what` if it outlives the bound.
+pub async fn assert_gone(pid: i32, what: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while is_running(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} {pid} still runs: an orphan"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
