@@ -128,7 +128,7 @@ where
                     let outbox = outbox.clone();
                     tasks.spawn(async move {
                         let responses = futures::future::join_all(answers).await;
-                        send_batch(&outbox, &responses);
+                        send(&outbox, &responses);
                     });
                 }
                 exit
@@ -223,21 +223,13 @@ where
     }
 }
 
-fn send(outbox: &mpsc::UnboundedSender<String>, response: &Response) {
+/// Queues a response (or a batch's array of them) for the writer.
+fn send(outbox: &mpsc::UnboundedSender<String>, response: &impl serde::Serialize) {
     match serde_json::to_string(response) {
         Ok(text) => {
             let _closed = outbox.send(text);
         }
         Err(e) => tracing::error!(error = %e, "a response could not be serialized"),
-    }
-}
-
-fn send_batch(outbox: &mpsc::UnboundedSender<String>, responses: &[Response]) {
-    match serde_json::to_string(responses) {
-        Ok(text) => {
-            let _closed = outbox.send(text);
-        }
-        Err(e) => tracing::error!(error = %e, "a batch response could not be serialized"),
     }
 }
 

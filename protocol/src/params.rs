@@ -152,12 +152,8 @@ impl Params for ExecuteParams {
             if let Err(message) = check_env_key(key) {
                 reader.violate(&format!("env.{key}"), "env_key", message);
             }
-            if value.contains('\0') {
-                reader.violate(
-                    &format!("env.{key}"),
-                    "env_value",
-                    format!("the value of {key:?} contains NUL"),
-                );
+            if let Err(message) = check_env_value(key, value) {
+                reader.violate(&format!("env.{key}"), "env_value", message);
             }
         }
         reader.finish(|| {
@@ -196,6 +192,16 @@ pub fn check_env_key(key: &str) -> Result<(), String> {
         Err(format!("environment variable name {key:?} contains `=`"))
     } else if key.contains('\0') {
         Err(format!("environment variable name {key:?} contains NUL"))
+    } else {
+        Ok(())
+    }
+}
+
+/// An environment variable value the child can be given: no NUL, which no process
+/// environment can hold.
+pub fn check_env_value(key: &str, value: &str) -> Result<(), String> {
+    if value.contains('\0') {
+        Err(format!("the value of {key:?} contains NUL"))
     } else {
         Ok(())
     }

@@ -98,3 +98,14 @@ proptest! {
         let _ = ExecuteParams::from_params(Some(&value));
     }
 }
+
+#[test]
+fn env_keys_and_values_are_checked() {
+    use wsp_protocol::params::{check_env_key, check_env_value};
+    assert!(check_env_key("FOO_1").is_ok());
+    assert!(check_env_key("").is_err());
+    assert!(check_env_key("A=B").is_err());
+    assert!(check_env_key("A\0B").is_err());
+    assert!(check_env_value("K", "any = thing").is_ok());
+    assert!(check_env_value("K", "a\0b").is_err());
+}

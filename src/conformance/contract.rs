@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tower::ServiceExt;
+use wsp_backend::packages::normalize_name;
+use wsp_backend::store::is_environment_id;
 use wsp_backend::{BackendError, BackendResponse, BoxBackend};
 
 use super::client::code;
@@ -41,15 +43,6 @@ pub(super) async fn create(client: &mut super::Client, f: &Fixture, name: &str) 
             json!({"name": name, "python_version": f.backend.python_version}),
         )
         .await
-}
-
-fn is_environment_id(id: &str) -> bool {
-    id.strip_prefix("env-").is_some_and(|hex| {
-        hex.len() == 12
-            && hex
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    })
 }
 
 async fn create_get_and_list_have_the_documented_shapes(f: Fixture) {
@@ -370,23 +363,9 @@ async fn installed_packages_are_read_and_sorted(f: Fixture) {
     );
     let normalized: Vec<String> = packages
         .iter()
-        .map(|p| normalize(p["name"].as_str().unwrap()))
+        .map(|p| normalize_name(p["name"].as_str().unwrap()))
         .collect();
     let mut sorted = normalized.clone();
     sorted.sort();
     assert_eq!(normalized, sorted, "sorted by normalized name");
-}
-
-fn normalize(name: &str) -> String {
-    let mut out = String::new();
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            if !out.ends_with('-') {
-                out.push('-');
-            }
-        } else {
-            out.extend(c.to_lowercase());
-        }
-    }
-    out
 }

@@ -36,7 +36,7 @@ use wsp_protocol::ExecuteResult;
 
 use crate::BackendError;
 
-pub use request::{resolve_cwd, validate_env_key, validate_env_value};
+pub use request::resolve_cwd;
 pub use stack::{
     current_stack, parse_stack, stack_value, ENVIRONMENT_ID_VAR, ENVIRONMENT_STACK_VAR,
 };
