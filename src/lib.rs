@@ -5,7 +5,8 @@
 //!
 //! The pieces, from the bytes up:
 //! - [`codec`]: the framing codec (recoverable problems are items, not errors);
-//! - [`runtime`]: reads frames, drives the service stack, writes responses, drains at the end;
+//! - [`runtime`]: moves messages between a transport and the session stack;
+//! - [`stdio`]: stdin and stdout on the reactor when they are pipes;
 //! - [`router`]: method names bound to tower services, the source of `initialize`'s method list;
 //! - [`server`]: the builder that binds methods and layers and serves any `AsyncRead`/`AsyncWrite`;
 //! - [`environments`]: the five environment methods over any backend;
@@ -16,7 +17,6 @@
 #![warn(missing_docs)]
 
 pub mod backends;
-pub mod cancellation;
 pub mod cli;
 pub mod codec;
 pub mod config;
@@ -27,6 +27,7 @@ pub mod router;
 pub mod runtime;
 pub mod serve;
 pub mod server;
+pub mod stdio;
 
 pub use config::{BackendKind, LogFormat, ServeConfig};
 pub use serve::serve_stdio;

@@ -8,21 +8,32 @@
 //! The router also knows what it binds, which is where the `methods` list of `initialize` and
 //! the schema fingerprint come from: nothing is listed that is not routed.
 //!
-//! A bound service is called synchronously from the router's `call` whenever it is ready, so
-//! work a handler does before its first `.await` happens in the order requests were read.
+//! The router is ready when every bound service is (the way tower's `Steer` is), and then
+//! calls the request's service synchronously from its own `call`, so work a handler does before
+//! its first `.await` happens in the order requests were read.
+//!
+//! Notifications reach the router through [`Notify`]: a handler bound with
+//! [`Router::notification`] runs for its method, in read order; any other notification goes to
+//! the fallback handler, if one is set, and is otherwise ignored (logged at debug).
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::future::Future;
+use std::ops::ControlFlow;
 use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tower::util::BoxCloneSyncService;
-use tower::{Service, ServiceExt};
-use wsp_protocol::{error, ErrorObjectOwned, Params, Request, Response};
+use tower::Service;
+use wsp_middleware::{ExitStatus, Notify};
+use wsp_protocol::{error, ErrorObjectOwned, Notification, Params, Request, Response};
+
+/// A handler of notifications; called in read order, it must not block.
+pub type NotificationHandler = Arc<dyn Fn(&Notification) + Send + Sync>;
 
 /// A method's service, type-erased.
 pub type MethodService = BoxCloneSyncService<Request, Response, Infallible>;
@@ -37,6 +48,8 @@ struct Route {
 #[derive(Clone, Default)]
 pub struct Router {
     routes: BTreeMap<String, Route>,
+    notifications: BTreeMap<String, NotificationHandler>,
+    other_notifications: Option<NotificationHandler>,
 }
 
 impl Router {
@@ -79,9 +92,24 @@ impl Router {
         self
     }
 
-    /// Whether `method` is bound.
-    pub fn has(&self, method: &str) -> bool {
-        self.routes.contains_key(method)
+    /// Runs `handler` for each notification of `method`, in read order.
+    pub fn notification(
+        mut self,
+        method: &str,
+        handler: impl Fn(&Notification) + Send + Sync + 'static,
+    ) -> Self {
+        self.notifications
+            .insert(method.to_owned(), Arc::new(handler));
+        self
+    }
+
+    /// Runs `handler` for each notification no other handler is bound to.
+    pub fn other_notifications(
+        mut self,
+        handler: impl Fn(&Notification) + Send + Sync + 'static,
+    ) -> Self {
+        self.other_notifications = Some(Arc::new(handler));
+        self
     }
 
     /// The bound methods, sorted ascending, each once.
@@ -134,21 +162,40 @@ impl Service<Request> for Router {
     type Error = Infallible;
     type Future = RouterFuture;
 
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        let mut ready = true;
+        for route in self.routes.values_mut() {
+            ready &= route.service.poll_ready(cx).is_ready();
+        }
+        if ready {
+            Poll::Ready(Ok(()))
+        } else {
+            Poll::Pending
+        }
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let Some(route) = self.routes.get(&request.method) else {
-            let response = Response::error(request.id, error::method_not_found(&request.method));
-            return Box::pin(std::future::ready(Ok(response)));
-        };
-        let mut service = route.service.clone();
-        let mut cx = Context::from_waker(Waker::noop());
-        match service.poll_ready(&mut cx) {
-            Poll::Ready(Ok(())) => Box::pin(service.call(request)),
-            Poll::Ready(Err(never)) => match never {},
-            Poll::Pending => Box::pin(service.oneshot(request)),
+        match self.routes.get_mut(&request.method) {
+            Some(route) => route.service.call(request),
+            None => {
+                let response =
+                    Response::error(request.id, error::method_not_found(&request.method));
+                Box::pin(std::future::ready(Ok(response)))
+            }
         }
+    }
+}
+
+impl Notify for Router {
+    fn notify(&mut self, notification: &Notification) -> ControlFlow<ExitStatus> {
+        match self
+            .notifications
+            .get(&notification.method)
+            .or(self.other_notifications.as_ref())
+        {
+            Some(handler) => handler(notification),
+            None => tracing::debug!(method = %notification.method, "notification ignored"),
+        }
+        ControlFlow::Continue(())
     }
 }

@@ -1,249 +1,347 @@
-//! The runtime: reads frames from any `AsyncRead`, drives the service stack, writes responses to
-//! any `AsyncWrite`.
+//! The runtime: moves messages between a transport and the session stack, and nothing more.
 //!
-//! Messages are taken in the order they are read. Each request is handed to the stack at once
-//! (its lifecycle state is the one at read time) and its future runs on its own task, so
-//! requests overlap; notifications are handled in order on the reading task (`$/cancelRequest`
-//! cancels a running request, see [`crate::cancellation`]). Responses go
-//! through one writer task, each frame written whole and flushed. Reading stops at EOF or at the
-//! `exit` notification; then the drain waits for what is in flight (cancelling it after the
-//! deadline), the writer flushes, and [`serve`] returns the exit status.
+//! The transport is a stream of [`Frame`]s in (a payload, or a report of input the codec
+//! dropped) and a sink of payloads out; over bytes that is the [`FrameCodec`](crate::codec)
+//! on both sides, and a message-based transport plugs in the same way. Everything a session
+//! decides is in the stack (see [`wsp_middleware::stack`]): the runtime only classifies each
+//! payload as JSON-RPC, hands requests to `call` and notifications to `notify` in read order,
+//! and writes the answers.
+//!
+//! One task does all of it:
+//! - Reading goes on while requests run; it pauses only while the output cannot take more
+//!   (a client that does not read) or while [`RuntimeOptions::max_pending`] requests are
+//!   unanswered, so memory stays bounded whatever the client does.
+//! - Answers that are ready are all queued before one flush, and a flush follows as soon as
+//!   nothing else is ready, so a lone answer is never held back.
+//! - A batch is answered with one array once all its requests are.
+//! - When the input ends (EOF, or a notification the stack answers with `Break`), the stack is
+//!   told; the deadline it returns bounds the rest of the session, writing included.
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::time::Duration;
+use std::future::{poll_fn, Future};
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Instant;
 
-use futures::{SinkExt, StreamExt};
-use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::mpsc;
-use tokio_util::codec::{FramedRead, FramedWrite};
-use tokio_util::task::TaskTracker;
-use tower::{Service, ServiceExt};
-use wsp_middleware::{Drain, Lifecycle};
+use bytes::Bytes;
+use futures::stream::FuturesUnordered;
+use futures::{Sink, Stream};
+use pin_project::pin_project;
+use tokio::time::Sleep;
+use tower::Service;
+use wsp_middleware::{ExitStatus, Notify};
 use wsp_protocol::message::{invalid_request_response, parse_error_response};
-use wsp_protocol::{methods, parse_payload, Incoming, Notification, Payload, Request, Response};
+use wsp_protocol::{parse_payload, Id, Incoming, Payload, Request, Response};
 
-use crate::cancellation::{Cancellations, CANCEL_REQUEST};
-use crate::codec::{Frame, FrameCodec};
-
-/// A handler for a notification other than `exit`; notifications are handled in read order.
-pub type NotificationHandler = std::sync::Arc<dyn Fn(Notification) + Send + Sync>;
+use crate::codec::Frame;
 
 /// How the runtime runs.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct RuntimeOptions {
-    /// Largest accepted payload.
-    pub max_frame_bytes: usize,
-    /// How long the drain waits before cancelling.
-    pub drain_timeout: Duration,
-    /// Called for each notification other than `exit`.
-    pub on_notification: Option<NotificationHandler>,
+    /// Requests read and not yet answered, past which reading pauses.
+    pub max_pending: usize,
 }
 
-/// Serves one connection; returns the process exit status (0 at EOF, else by the lifecycle).
-pub async fn serve<S, R, W>(
-    mut stack: S,
-    lifecycle: Lifecycle,
-    drain: Drain,
+impl Default for RuntimeOptions {
+    fn default() -> Self {
+        RuntimeOptions { max_pending: 4096 }
+    }
+}
+
+/// Serves one session until the input has ended and every answer is written (or the stack's
+/// deadline passes); returns the exit status the stack decided (`0` at EOF).
+pub async fn serve<S, I, O>(stack: S, input: I, output: O, options: RuntimeOptions) -> ExitStatus
+where
+    S: Service<Request, Response = Response, Error = Infallible> + Notify,
+    I: Stream<Item = io::Result<Frame>> + Unpin,
+    O: Sink<Bytes, Error = io::Error> + Unpin,
+{
+    let mut session = Session {
+        stack,
+        input: Some(input),
+        output,
+        output_broken: false,
+        unflushed: false,
+        in_flight: FuturesUnordered::new(),
+        parked: None,
+        status: 0,
+        closes_at: None,
+        options,
+    };
+    poll_fn(|cx| session.poll(cx)).await
+}
+
+struct Session<S: Service<Request, Response = Response, Error = Infallible>, I, O> {
+    stack: S,
+    input: Option<I>,
+    output: O,
+    output_broken: bool,
+    unflushed: bool,
+    in_flight: FuturesUnordered<Answer<S::Future>>,
+    /// The rest of a payload whose next request waits for the stack to be ready.
+    parked: Option<Parked<S::Future>>,
+    status: ExitStatus,
+    closes_at: Option<Pin<Box<Sleep>>>,
     options: RuntimeOptions,
-    reader: R,
-    writer: W,
-) -> i32
+}
+
+struct Parked<F> {
+    messages: VecDeque<Incoming>,
+    /// `Some` for a batch: the answers of its elements so far.
+    batch: Option<Vec<Element<F>>>,
+}
+
+impl<S, I, O> Session<S, I, O>
 where
-    S: Service<Request, Response = Response, Error = Infallible>,
-    S::Future: Send + 'static,
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin + Send + 'static,
+    S: Service<Request, Response = Response, Error = Infallible> + Notify,
+    I: Stream<Item = io::Result<Frame>> + Unpin,
+    O: Sink<Bytes, Error = io::Error> + Unpin,
 {
-    let (outbox, inbox) = mpsc::unbounded_channel::<String>();
-    let writer_task = tokio::spawn(write_frames(writer, inbox));
-    let tasks = TaskTracker::new();
-    let cancellations = Cancellations::default();
-    let mut frames = FramedRead::new(
-        reader,
-        FrameCodec::with_max_frame_bytes(options.max_frame_bytes),
-    );
-    let mut status = 0;
-
-    while let Some(frame) = frames.next().await {
-        let text = match frame {
-            Ok(Frame::Payload(text)) => text,
-            Ok(Frame::Invalid(e)) => {
-                tracing::warn!(discarded = e.discarded, reason = %e.reason, "decode error: frame discarded");
-                continue;
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "reading the input failed; treating it as EOF");
-                break;
-            }
-        };
-        let messages = match parse_payload(&text) {
-            Payload::NotJson(detail) => {
-                send(&outbox, &parse_error_response(&detail));
-                continue;
-            }
-            Payload::EmptyBatch => {
-                send(
-                    &outbox,
-                    &invalid_request_response(wsp_protocol::Id::Null, "an empty batch"),
-                );
-                continue;
-            }
-            Payload::Single(message) => Batch::Single(message),
-            Payload::Batch(messages) => Batch::Many(messages),
-        };
-        let exit = match messages {
-            Batch::Single(message) => {
-                match dispatch(&mut stack, &lifecycle, &options, &cancellations, message).await {
-                    Dispatched::Answer(id, answer) => {
-                        let outbox = outbox.clone();
-                        let answer: Answer = match id {
-                            Some(id) => Box::pin(cancellations.track(id, answer)),
-                            None => answer,
-                        };
-                        tasks.spawn(async move {
-                            let response = answer.await;
-                            send(&outbox, &response);
-                        });
-                        None
-                    }
-                    Dispatched::Nothing => None,
-                    Dispatched::Exit(code) => Some(code),
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<ExitStatus> {
+        loop {
+            if let Some(closes_at) = self.closes_at.as_mut() {
+                if closes_at.as_mut().poll(cx).is_ready() {
+                    tracing::warn!(
+                        unanswered = self.in_flight.len(),
+                        "the end-of-session deadline passed: closing without the rest"
+                    );
+                    return Poll::Ready(self.status);
                 }
             }
-            Batch::Many(messages) => {
-                let mut answers = Vec::new();
-                let mut exit = None;
-                for message in messages {
-                    match dispatch(&mut stack, &lifecycle, &options, &cancellations, message).await
-                    {
-                        Dispatched::Answer(_, answer) => answers.push(answer),
-                        Dispatched::Nothing => {}
-                        Dispatched::Exit(code) => {
-                            exit = Some(code);
-                            break;
-                        }
-                    }
-                }
-                if !answers.is_empty() {
-                    let outbox = outbox.clone();
-                    tasks.spawn(async move {
-                        let responses = futures::future::join_all(answers).await;
-                        send(&outbox, &responses);
-                    });
-                }
-                exit
+            let wrote = self.write_answers(cx);
+            self.flush(cx);
+            let read = self.read(cx);
+            if self.input.is_none()
+                && self.parked.is_none()
+                && self.in_flight.is_empty()
+                && !self.unflushed
+            {
+                return Poll::Ready(self.status);
             }
-        };
-        if let Some(code) = exit {
-            status = code;
-            break;
-        }
-    }
-    drop(frames);
-
-    let report = drain.drain(options.drain_timeout).await;
-    if report.cancelled > 0 {
-        tracing::warn!(
-            cancelled = report.cancelled,
-            "drain deadline passed: requests cancelled"
-        );
-    }
-    tasks.close();
-    tasks.wait().await;
-    drop(outbox);
-    match writer_task.await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => tracing::error!(error = %e, "writing responses failed"),
-        Err(e) => tracing::error!(error = %e, "the writer task failed"),
-    }
-    status
-}
-
-enum Batch {
-    Single(Incoming),
-    Many(Vec<Incoming>),
-}
-
-type Answer = std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>>;
-
-enum Dispatched {
-    /// A response to come; the id is there when the request can be cancelled by the client.
-    Answer(Option<wsp_protocol::Id>, Answer),
-    Nothing,
-    Exit(i32),
-}
-
-async fn dispatch<S>(
-    stack: &mut S,
-    lifecycle: &Lifecycle,
-    options: &RuntimeOptions,
-    cancellations: &Cancellations,
-    message: Incoming,
-) -> Dispatched
-where
-    S: Service<Request, Response = Response, Error = Infallible>,
-    S::Future: Send + 'static,
-{
-    match message {
-        Incoming::Invalid { id, reason } => {
-            let response = invalid_request_response(id, &reason);
-            Dispatched::Answer(None, Box::pin(std::future::ready(response)))
-        }
-        Incoming::Notification(notification) if notification.method == methods::EXIT => {
-            Dispatched::Exit(lifecycle.exit())
-        }
-        Incoming::Notification(notification) if notification.method == CANCEL_REQUEST => {
-            cancellations.cancel(notification.params.as_ref());
-            Dispatched::Nothing
-        }
-        Incoming::Notification(notification) => {
-            match &options.on_notification {
-                Some(handler) => handler(notification),
-                None => tracing::debug!(method = %notification.method, "notification ignored"),
+            if !wrote && !read {
+                return Poll::Pending;
             }
-            Dispatched::Nothing
         }
-        Incoming::Request(request) => {
-            let ready = match stack.ready().await {
-                Ok(ready) => ready,
-                Err(never) => match never {},
+    }
+
+    /// Moves every ready answer into the output while it takes more.
+    fn write_answers(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut progressed = false;
+        loop {
+            if !self.output_broken {
+                match Pin::new(&mut self.output).poll_ready(cx) {
+                    Poll::Ready(Ok(())) => {}
+                    Poll::Ready(Err(e)) => self.broken(&e),
+                    Poll::Pending => return progressed,
+                }
+            }
+            let answer = match Pin::new(&mut self.in_flight).poll_next(cx) {
+                Poll::Ready(Some(answer)) => answer,
+                Poll::Ready(None) | Poll::Pending => return progressed,
             };
-            let id = request.id.clone();
-            let future = ready.call(request);
-            Dispatched::Answer(
-                Some(id),
-                Box::pin(async move {
-                    match future.await {
-                        Ok(response) => response,
-                        Err(never) => match never {},
+            progressed = true;
+            if let (Some(payload), false) = (answer, self.output_broken) {
+                match Pin::new(&mut self.output).start_send(payload) {
+                    Ok(()) => self.unflushed = true,
+                    Err(e) => self.broken(&e),
+                }
+            }
+        }
+    }
+
+    fn flush(&mut self, cx: &mut Context<'_>) {
+        if !self.unflushed || self.output_broken {
+            self.unflushed = false;
+            return;
+        }
+        match Pin::new(&mut self.output).poll_flush(cx) {
+            Poll::Ready(Ok(())) => self.unflushed = false,
+            Poll::Ready(Err(e)) => self.broken(&e),
+            Poll::Pending => {}
+        }
+    }
+
+    fn broken(&mut self, error: &io::Error) {
+        tracing::error!(%error, "writing to the client failed: answers from now on are dropped");
+        self.output_broken = true;
+        self.unflushed = false;
+    }
+
+    /// Reads and dispatches frames while the output keeps up and the pending bound allows.
+    fn read(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut progressed = false;
+        loop {
+            if self.parked.is_some() {
+                if !self.resume_parked(cx) {
+                    return progressed;
+                }
+                progressed = true;
+            }
+            if self.unflushed || self.in_flight.len() >= self.options.max_pending {
+                return progressed;
+            }
+            let Some(input) = self.input.as_mut() else {
+                return progressed;
+            };
+            let frame = match Pin::new(input).poll_next(cx) {
+                Poll::Pending => return progressed,
+                Poll::Ready(None) => {
+                    self.end_input();
+                    return true;
+                }
+                Poll::Ready(Some(Err(error))) => {
+                    tracing::error!(%error, "reading the input failed; treating it as EOF");
+                    self.end_input();
+                    return true;
+                }
+                Poll::Ready(Some(Ok(frame))) => frame,
+            };
+            progressed = true;
+            match frame {
+                Frame::Invalid(e) => {
+                    tracing::warn!(discarded = e.discarded, reason = %e.reason, "decode error: frame discarded");
+                }
+                Frame::Payload(text) => self.dispatch_payload(&text),
+            }
+        }
+    }
+
+    fn dispatch_payload(&mut self, text: &str) {
+        let parked = match parse_payload(text) {
+            Payload::NotJson(detail) => return self.answer_now(&parse_error_response(&detail)),
+            Payload::EmptyBatch => {
+                return self.answer_now(&invalid_request_response(Id::Null, "an empty batch"))
+            }
+            Payload::Single(message) => Parked {
+                messages: VecDeque::from([message]),
+                batch: None,
+            },
+            Payload::Batch(messages) => Parked {
+                messages: messages.into(),
+                batch: Some(Vec::new()),
+            },
+        };
+        self.parked = Some(parked);
+    }
+
+    /// Dispatches the parked messages in order; `false` while the stack is not ready for the
+    /// next request.
+    fn resume_parked(&mut self, cx: &mut Context<'_>) -> bool {
+        let Some(parked) = self.parked.as_mut() else {
+            return true;
+        };
+        let mut ended = false;
+        while let Some(message) = parked.messages.pop_front() {
+            let element = match message {
+                Incoming::Request(request) => match self.stack.poll_ready(cx) {
+                    Poll::Ready(Ok(())) => Element::Call(self.stack.call(request)),
+                    Poll::Ready(Err(never)) => match never {},
+                    Poll::Pending => {
+                        parked.messages.push_front(Incoming::Request(request));
+                        return false;
                     }
-                }),
-            )
+                },
+                Incoming::Invalid { id, reason } => {
+                    Element::Known(Some(invalid_request_response(id, &reason)))
+                }
+                Incoming::Notification(notification) => {
+                    if let std::ops::ControlFlow::Break(status) = self.stack.notify(&notification) {
+                        self.status = status;
+                        parked.messages.clear();
+                        ended = true;
+                    }
+                    continue;
+                }
+            };
+            match parked.batch.as_mut() {
+                Some(batch) => batch.push(element),
+                None => self.in_flight.push(Answer::Single(element)),
+            }
+        }
+        if let Some(Some(batch)) = self.parked.take().map(|parked| parked.batch) {
+            if !batch.is_empty() {
+                self.in_flight
+                    .push(Answer::Batch(futures::future::join_all(batch)));
+            }
+        }
+        if ended {
+            self.end_input();
+        }
+        true
+    }
+
+    fn answer_now(&mut self, response: &Response) {
+        self.in_flight.push(Answer::Ready(encode(response)));
+    }
+
+    fn end_input(&mut self) {
+        if self.input.take().is_none() {
+            return;
+        }
+        if let Some(deadline) = self.stack.input_ended() {
+            let deadline = tokio::time::Instant::from_std(deadline.max(Instant::now()));
+            self.closes_at = Some(Box::pin(tokio::time::sleep_until(deadline)));
         }
     }
 }
 
-/// Queues a response (or a batch's array of them) for the writer.
-fn send(outbox: &mpsc::UnboundedSender<String>, response: &impl serde::Serialize) {
-    match serde_json::to_string(response) {
-        Ok(text) => {
-            let _closed = outbox.send(text);
+fn encode(value: &impl serde::Serialize) -> Option<Bytes> {
+    match serde_json::to_vec(value) {
+        Ok(bytes) => Some(Bytes::from(bytes)),
+        Err(e) => {
+            tracing::error!(error = %e, "an answer could not be serialized");
+            None
         }
-        Err(e) => tracing::error!(error = %e, "a response could not be serialized"),
     }
 }
 
-async fn write_frames<W>(
-    writer: W,
-    mut inbox: mpsc::UnboundedReceiver<String>,
-) -> std::io::Result<()>
+/// The answer to one message: the stack's, or one the runtime knows at once.
+#[pin_project(project = ElementProj)]
+enum Element<F> {
+    Call(#[pin] F),
+    Known(Option<Response>),
+}
+
+impl<F> Future for Element<F>
 where
-    W: AsyncWrite + Unpin,
+    F: Future<Output = Result<Response, Infallible>>,
 {
-    let mut frames = FramedWrite::new(writer, FrameCodec::new());
-    while let Some(text) = inbox.recv().await {
-        frames.send(text).await?;
+    type Output = Response;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
+        match self.project() {
+            ElementProj::Call(future) => future.poll(cx).map(|Ok(response)| response),
+            ElementProj::Known(response) => Poll::Ready(response.take().unwrap_or_else(|| {
+                Response::error(
+                    Id::Null,
+                    wsp_protocol::error::internal_error("an answer was polled twice"),
+                )
+            })),
+        }
     }
-    SinkExt::<String>::flush(&mut frames).await?;
-    Ok(())
+}
+
+/// One payload's answer on its way: a message's, a batch's array, or bytes known already.
+#[pin_project(project = AnswerProj)]
+enum Answer<F: Future<Output = Result<Response, Infallible>>> {
+    Single(#[pin] Element<F>),
+    Batch(#[pin] futures::future::JoinAll<Element<F>>),
+    Ready(Option<Bytes>),
+}
+
+impl<F> Future for Answer<F>
+where
+    F: Future<Output = Result<Response, Infallible>>,
+{
+    type Output = Option<Bytes>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        match self.project() {
+            AnswerProj::Single(element) => element.poll(cx).map(|response| encode(&response)),
+            AnswerProj::Batch(elements) => elements.poll(cx).map(|responses| encode(&responses)),
+            AnswerProj::Ready(payload) => Poll::Ready(payload.take()),
+        }
+    }
 }

@@ -79,7 +79,7 @@ pub fn serve_stdio(config: ServeConfig) -> i32 {
             return 2;
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
@@ -89,8 +89,9 @@ pub fn serve_stdio(config: ServeConfig) -> i32 {
             return 2;
         }
     };
-    let status = runtime.block_on(server.serve(tokio::io::stdin(), tokio::io::stdout()));
-    // stdin's reader thread may still be blocked in read(2); don't wait for it.
+    let status = runtime.block_on(server.serve_stdio());
+    // A stdin that is not a pipe is read on the blocking pool, whose thread may still be
+    // blocked in read(2); don't wait for it.
     runtime.shutdown_background();
     status
 }

@@ -5,18 +5,23 @@
 //! future is polled, answers the request with `-32603` (naming the panic message when the payload
 //! is a string), logs it at error, and drops the panicked future at once so the resources it held
 //! (in-flight slots, concurrency permits, child processes) are released. The service itself
-//! stays usable for the next request.
+//! stays usable for the next request. A panicking notification handler is logged and
+//! ignored.
 
 use std::any::Any;
 use std::convert::Infallible;
 use std::future::Future;
+use std::ops::ControlFlow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Instant;
 
 use pin_project::pin_project;
 use tower::{Layer, Service};
-use wsp_protocol::{error, Id, Request, Response};
+use wsp_protocol::{error, Id, Notification, Request, Response};
+
+use crate::notify::{ExitStatus, Notify};
 
 /// Wraps a service in [`CatchPanic`].
 #[derive(Debug, Clone, Copy, Default)]
@@ -68,6 +73,33 @@ where
                 response: Some(panic_response(id, &method, payload.as_ref())),
             },
         }
+    }
+}
+
+impl<S: Notify> Notify for CatchPanic<S> {
+    /// A panicking notification handler is logged and the session goes on.
+    fn notify(&mut self, notification: &Notification) -> ControlFlow<ExitStatus> {
+        match catch_unwind(AssertUnwindSafe(|| self.inner.notify(notification))) {
+            Ok(flow) => flow,
+            Err(payload) => {
+                tracing::error!(
+                    method = %notification.method,
+                    panic = panic_message(payload.as_ref()),
+                    "notification handler panicked"
+                );
+                ControlFlow::Continue(())
+            }
+        }
+    }
+
+    fn input_ended(&mut self) -> Option<Instant> {
+        catch_unwind(AssertUnwindSafe(|| self.inner.input_ended())).unwrap_or_else(|payload| {
+            tracing::error!(
+                panic = panic_message(payload.as_ref()),
+                "end-of-input handler panicked"
+            );
+            None
+        })
     }
 }
 

@@ -4,30 +4,43 @@
 //! every request the runtime has read, including those still waiting for a concurrency slot. A
 //! request is in flight from `call` until its future completes or is dropped.
 //!
-//! When the session ends (`exit` or EOF) the runtime calls [`Drain::drain`]. It waits, woken by
-//! each completion, until nothing is in flight or the deadline passes. Then it cancels the rest:
+//! When the input ends (`exit`, EOF or a termination signal) the runtime calls
+//! [`Notify::input_ended`], and the service starts [`Drain::drain`] on a task of its own with
+//! the drain's deadline. It waits, woken by each completion, until nothing is in flight or the
+//! deadline passes. Then it cancels the rest:
 //! every cancelled [`ResponseFuture`] drops its inner future at once — so whatever the handler
 //! owns (child processes included) is torn down by its own destructors — and resolves to a
 //! `-32603` "request cancelled: drain deadline passed" response that the runtime can still write.
 //! A future whose inner work completes in the same poll as the cancellation keeps its result.
+//!
+//! The deadline bounds the whole exit, writing included: `input_ended` returns the deadline
+//! plus [`WRITE_GRACE`], past which the runtime closes the session whether or not the client
+//! has read what was written.
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::ops::ControlFlow;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pin_project::pin_project;
 use tokio::sync::watch;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use tower::{Layer, Service};
 use wsp_protocol::error::{self, INTERNAL_ERROR};
-use wsp_protocol::{Id, Request, Response};
+use wsp_protocol::{Id, Notification, Request, Response};
+
+use crate::notify::{earliest, ExitStatus, Notify};
 
 /// How long the session-end drain waits before cancelling what is left: five seconds.
 pub const DEFAULT_DRAIN_DEADLINE: Duration = Duration::from_secs(5);
+
+/// How long after the drain deadline the runtime may still write the cancelled requests'
+/// answers before it closes the session regardless.
+pub const WRITE_GRACE: Duration = Duration::from_millis(250);
 
 /// The message of the `-32603` a cancelled request is answered with.
 pub const CANCELLED_MESSAGE: &str = "request cancelled: drain deadline passed";
@@ -47,6 +60,8 @@ struct Shared {
     finished: AtomicUsize,
     cancelled: AtomicUsize,
     cancel: CancellationToken,
+    deadline: Duration,
+    armed: AtomicBool,
 }
 
 /// The drain handle: shared by the runtime and every [`DrainService`] it layered.
@@ -62,14 +77,21 @@ impl Default for Drain {
 }
 
 impl Drain {
-    /// A drain with nothing in flight.
+    /// A drain with nothing in flight and the [`DEFAULT_DRAIN_DEADLINE`].
     pub fn new() -> Self {
+        Self::with_deadline(DEFAULT_DRAIN_DEADLINE)
+    }
+
+    /// A drain whose end-of-input deadline is `deadline`.
+    pub fn with_deadline(deadline: Duration) -> Self {
         Drain {
             shared: Arc::new(Shared {
                 in_flight: watch::Sender::new(0),
                 finished: AtomicUsize::new(0),
                 cancelled: AtomicUsize::new(0),
                 cancel: CancellationToken::new(),
+                deadline,
+                armed: AtomicBool::new(false),
             }),
         }
     }
@@ -112,6 +134,24 @@ impl Drain {
             "drained"
         );
         report
+    }
+
+    /// Starts the end-of-input drain once (later calls do nothing) and returns when the
+    /// session must be over.
+    fn start(&self) -> Option<Instant> {
+        let deadline = self.shared.deadline;
+        let ends = Instant::now() + deadline + WRITE_GRACE;
+        if self.shared.armed.swap(true, Ordering::SeqCst) {
+            return Some(ends);
+        }
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                let drain = self.clone();
+                runtime.spawn(async move { drain.drain(deadline).await });
+            }
+            Err(_) => tracing::error!("the drain needs a tokio runtime; nothing will be cancelled"),
+        }
+        Some(ends)
     }
 
     fn register(&self) -> InFlight {
@@ -188,6 +228,16 @@ where
             id: Some(id),
             guard: Some(guard),
         }
+    }
+}
+
+impl<S: Notify> Notify for DrainService<S> {
+    fn notify(&mut self, notification: &Notification) -> ControlFlow<ExitStatus> {
+        self.inner.notify(notification)
+    }
+
+    fn input_ended(&mut self) -> Option<Instant> {
+        earliest(self.drain.start(), self.inner.input_ended())
     }
 }
 

@@ -7,18 +7,24 @@
 //! run. A successful `initialize` or `shutdown` moves the state before the handler is called, so
 //! a pipelined request right behind it already sees the new state.
 //!
-//! The runtime handles the `exit` notification itself through [`Lifecycle::exit`].
+//! The gate also owns the end of the session: the `exit` notification, in any state, stops
+//! reading with the exit status the lifecycle decides (`0` after `shutdown`, else `1`); other
+//! notifications pass through to the service it wraps.
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
+use std::time::Instant;
 
 use pin_project::pin_project;
 use tower::{Layer, Service};
 use wsp_protocol::{error, methods, ErrorObjectOwned, InitializeParams, NoParams, Params};
-use wsp_protocol::{Request, Response};
+use wsp_protocol::{Notification, Request, Response};
+
+use crate::notify::{ExitStatus, Notify};
 
 /// A state of the WSP lifecycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,13 +146,6 @@ pub struct LifecycleGate<S> {
     lifecycle: Lifecycle,
 }
 
-impl<S> LifecycleGate<S> {
-    /// The shared lifecycle this gate consults.
-    pub fn lifecycle(&self) -> &Lifecycle {
-        &self.lifecycle
-    }
-}
-
 impl<S> Service<Request> for LifecycleGate<S>
 where
     S: Service<Request, Response = Response, Error = Infallible>,
@@ -171,6 +170,19 @@ where
                 }
             }
         }
+    }
+}
+
+impl<S: Notify> Notify for LifecycleGate<S> {
+    fn notify(&mut self, notification: &Notification) -> ControlFlow<ExitStatus> {
+        if notification.method == methods::EXIT {
+            return ControlFlow::Break(self.lifecycle.exit());
+        }
+        self.inner.notify(notification)
+    }
+
+    fn input_ended(&mut self) -> Option<Instant> {
+        self.inner.input_ended()
     }
 }
 

@@ -5,10 +5,11 @@
 //! The span is named `request` and carries `method` and `id` from the start; when the response
 //! is ready it records `duration_ms`, `outcome` (`"ok"` or `"error"`) and, for errors, `code`,
 //! then emits one event: at debug for results, at warn for `-32603` (the server's fault) and at
-//! info for other errors (the client's).
+//! info for other errors (the client's). Notifications are logged at debug as they pass.
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Instant;
@@ -18,7 +19,9 @@ use tower::{Layer, Service};
 use tracing::field::Empty;
 use tracing::Span;
 use wsp_protocol::error::INTERNAL_ERROR;
-use wsp_protocol::{Request, Response};
+use wsp_protocol::{Notification, Request, Response};
+
+use crate::notify::{ExitStatus, Notify};
 
 /// Wraps a service in [`Trace`].
 #[derive(Debug, Clone, Copy, Default)]
@@ -73,6 +76,19 @@ where
             span,
             started,
         }
+    }
+}
+
+impl<S: Notify> Notify for Trace<S> {
+    fn notify(&mut self, notification: &Notification) -> ControlFlow<ExitStatus> {
+        let flow = self.inner.notify(notification);
+        tracing::debug!(method = %notification.method, ends_session = flow.is_break(), "notification");
+        flow
+    }
+
+    fn input_ended(&mut self) -> Option<Instant> {
+        tracing::debug!("input ended");
+        self.inner.input_ended()
     }
 }
 

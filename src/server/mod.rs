@@ -1,4 +1,4 @@
-//! Building a WSP server: bind methods and layers, then serve any byte stream.
+//! Building a WSP server: bind methods and layers, then serve any transport.
 //!
 //! ```no_run
 //! # async fn run() {
@@ -10,42 +10,41 @@
 //! ```
 //!
 //! The builder always binds `initialize` and `shutdown`; everything else is up to the tool
-//! author. The stack a request passes through, outermost first: tracing, catch-panic, drain,
-//! concurrency limit, the builder's own layers, the lifecycle gate, the router, params
-//! validation, the handler.
+//! author. The session runs through the stack [`wsp_middleware::standard_stack`] builds, with
+//! the builder's own layers at the positions they were given (see
+//! [`wsp_middleware::stack`]); the server never assembles a stack of its own.
 
 mod capabilities;
 
 pub use capabilities::ServerFacts;
 
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::io;
 use std::time::Duration;
 
+use bytes::Bytes;
+use futures::{Sink, Stream};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tower::{Layer, Service, ServiceBuilder};
-use wsp_middleware::{
-    CatchPanicLayer, ConcurrencyLimitLayer, Drain, Lifecycle, LifecycleLayer, TraceLayer,
-};
+use tokio_util::codec::{FramedRead, FramedWrite};
+use tower::{Layer, Service};
+use wsp_middleware::{standard_stack, BoxSession, ExitStatus, LayerPosition, Notify, StackConfig};
 use wsp_protocol::{Capabilities, ErrorObjectOwned, Notification, Params, Request, Response};
 
-use crate::codec::DEFAULT_MAX_FRAME_BYTES;
-use crate::router::{MethodService, Router};
+use crate::codec::{Frame, FrameCodec, DEFAULT_MAX_FRAME_BYTES};
+use crate::router::Router;
 use crate::runtime::{self, RuntimeOptions};
 
-type WrapFn = Box<dyn FnOnce(MethodService) -> MethodService + Send>;
+/// Bytes read or written per system call at most, and the output buffer's backpressure mark.
+const IO_CHUNK: usize = 64 * 1024;
 
 /// Assembles a [`Server`].
 pub struct ServerBuilder {
     router: Router,
-    layers: Vec<WrapFn>,
+    stack: StackConfig,
     facts: ServerFacts,
     max_frame_bytes: usize,
-    drain_timeout: Duration,
-    concurrency_limit: usize,
-    on_notification: Option<runtime::NotificationHandler>,
 }
 
 impl Default for ServerBuilder {
@@ -59,12 +58,9 @@ impl ServerBuilder {
     pub fn new() -> Self {
         ServerBuilder {
             router: Router::new(),
-            layers: Vec::new(),
+            stack: StackConfig::default(),
             facts: ServerFacts::default(),
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
-            drain_timeout: wsp_middleware::drain::DEFAULT_DRAIN_DEADLINE,
-            concurrency_limit: 64,
-            on_notification: None,
         }
     }
 
@@ -100,23 +96,45 @@ impl ServerBuilder {
         self
     }
 
-    /// Adds a tower layer in front of the lifecycle gate: it sees every request (after the
-    /// concurrency limit) and may answer it itself or pass it on. Layers added later wrap
-    /// those added earlier. A layer that calls its inner service synchronously from `call`
-    /// keeps the lifecycle's read-order decisions intact.
-    pub fn layer<L>(mut self, layer: L) -> Self
+    /// Adds a plain tower layer on the request path, in front of the lifecycle gate: it sees
+    /// every request the session reads and may answer it itself or pass it on; notifications
+    /// bypass it. Layers added later wrap those added earlier. A layer that calls its inner
+    /// service synchronously from `call` keeps the lifecycle's read-order decisions intact.
+    pub fn layer<L>(self, layer: L) -> Self
     where
-        L: Layer<MethodService> + Send + 'static,
+        L: Layer<BoxSession> + Send + 'static,
+        L::Service:
+            Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+        <L::Service as Service<Request>>::Future: Send + 'static,
+    {
+        self.request_layer_at(LayerPosition::BeforeLifecycle, layer)
+    }
+
+    /// Adds a plain tower layer on the request path at `position`.
+    pub fn request_layer_at<L>(mut self, position: LayerPosition, layer: L) -> Self
+    where
+        L: Layer<BoxSession> + Send + 'static,
+        L::Service:
+            Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+        <L::Service as Service<Request>>::Future: Send + 'static,
+    {
+        self.stack.request_layer(position, layer);
+        self
+    }
+
+    /// Adds a layer that sees requests, notifications and the end of input (its service
+    /// implements [`Notify`]) at `position`.
+    pub fn session_layer<L>(mut self, position: LayerPosition, layer: L) -> Self
+    where
+        L: Layer<BoxSession> + Send + 'static,
         L::Service: Service<Request, Response = Response, Error = Infallible>
+            + Notify
             + Clone
             + Send
-            + Sync
             + 'static,
         <L::Service as Service<Request>>::Future: Send + 'static,
     {
-        self.layers.push(Box::new(move |inner| {
-            MethodService::new(layer.layer(inner))
-        }));
+        self.stack.layer(position, layer);
         self
     }
 
@@ -134,37 +152,36 @@ impl ServerBuilder {
 
     /// How long the drain waits for in-flight requests (default 5 s).
     pub fn drain_timeout(mut self, timeout: Duration) -> Self {
-        self.drain_timeout = timeout;
+        self.stack.drain_deadline = timeout;
         self
     }
 
-    /// How many requests run at once before reading pauses (default 64, at least 1).
+    /// How many handlers run at once (default 64, at least 1). Requests past it wait for a
+    /// slot; reading goes on.
     pub fn concurrency_limit(mut self, limit: usize) -> Self {
-        self.concurrency_limit = limit.max(1);
+        self.stack.handler_limit = limit.max(1);
         self
     }
 
-    /// Handles notifications other than `exit`, in the order they are read.
+    /// Handles notifications no layer or bound handler takes, in the order they are read.
     pub fn on_notification(
         mut self,
         handler: impl Fn(Notification) + Send + Sync + 'static,
     ) -> Self {
-        self.on_notification = Some(Arc::new(handler));
+        self.router = self
+            .router
+            .other_notifications(move |notification| handler(notification.clone()));
         self
     }
 
     /// Binds `initialize` and `shutdown` and freezes the method list.
     pub fn build(self) -> Server {
-        let capabilities = capabilities::bind_lifecycle_methods(self.router, &self.facts);
-        let (router, capabilities) = capabilities;
+        let (router, capabilities) = capabilities::bind_lifecycle_methods(self.router, &self.facts);
         Server {
             router,
-            layers: self.layers,
+            stack: self.stack,
             capabilities,
             max_frame_bytes: self.max_frame_bytes,
-            drain_timeout: self.drain_timeout,
-            concurrency_limit: self.concurrency_limit,
-            on_notification: self.on_notification,
         }
     }
 }
@@ -172,12 +189,9 @@ impl ServerBuilder {
 /// A server ready to serve one connection.
 pub struct Server {
     router: Router,
-    layers: Vec<WrapFn>,
+    stack: StackConfig,
     capabilities: Capabilities,
     max_frame_bytes: usize,
-    drain_timeout: Duration,
-    concurrency_limit: usize,
-    on_notification: Option<runtime::NotificationHandler>,
 }
 
 impl Server {
@@ -186,31 +200,41 @@ impl Server {
         &self.capabilities
     }
 
-    /// Serves one connection until EOF or `exit`; returns the exit status the process should
-    /// end with (0 at EOF or after `shutdown`, 1 for `exit` without `shutdown`).
-    pub async fn serve<R, W>(self, reader: R, writer: W) -> i32
+    /// Serves one connection over a byte stream until the session ends; returns the exit
+    /// status the process should end with (0 at EOF or after `shutdown`, 1 for `exit` without
+    /// `shutdown`).
+    pub async fn serve<R, W>(self, reader: R, writer: W) -> ExitStatus
     where
         R: AsyncRead + Unpin,
-        W: AsyncWrite + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin,
     {
-        let lifecycle = Lifecycle::new();
-        let drain = Drain::new();
-        let gated = LifecycleLayer::new(lifecycle.clone()).layer(self.router);
-        let mut inner = MethodService::new(gated);
-        for wrap in self.layers {
-            inner = wrap(inner);
-        }
-        let stack = ServiceBuilder::new()
-            .layer(TraceLayer::new())
-            .layer(CatchPanicLayer::new())
-            .layer(drain.layer())
-            .layer(ConcurrencyLimitLayer::new(self.concurrency_limit))
-            .service(inner);
-        let options = RuntimeOptions {
-            max_frame_bytes: self.max_frame_bytes,
-            drain_timeout: self.drain_timeout,
-            on_notification: self.on_notification,
-        };
-        runtime::serve(stack, lifecycle, drain, options, reader, writer).await
+        let codec = FrameCodec::with_max_frame_bytes(self.max_frame_bytes);
+        let input = FramedRead::with_capacity(reader, codec, IO_CHUNK);
+        let mut output = FramedWrite::new(writer, FrameCodec::new());
+        output.set_backpressure_boundary(IO_CHUNK);
+        self.serve_transport(input, output).await
+    }
+
+    /// Serves this process's stdin and stdout (on the reactor when they are pipes, see
+    /// [`crate::stdio`]) until the session ends.
+    pub async fn serve_stdio(self) -> ExitStatus {
+        let (stdin, stdout) = (crate::stdio::stdin(), crate::stdio::stdout());
+        tracing::debug!(
+            stdin_on_reactor = stdin.is_reactor(),
+            stdout_on_reactor = stdout.is_reactor(),
+            "serving stdio"
+        );
+        self.serve(stdin, stdout).await
+    }
+
+    /// Serves a message transport: payloads in (with the codec's reports of dropped input),
+    /// payloads out.
+    pub async fn serve_transport<I, O>(self, input: I, output: O) -> ExitStatus
+    where
+        I: Stream<Item = io::Result<Frame>> + Unpin,
+        O: Sink<Bytes, Error = io::Error> + Unpin,
+    {
+        let (stack, _handles) = standard_stack(self.router, self.stack);
+        runtime::serve(stack, input, output, RuntimeOptions::default()).await
     }
 }

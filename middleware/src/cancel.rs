@@ -1,0 +1,212 @@
+//! `$/cancelRequest`: a client withdraws a request it sent.
+//!
+//! An extension WSP borrows from LSP (clients that speak LSP already send it). The notification
+//! carries `{"id": <the request's id>}`. If that request is still running, its work is dropped
+//! at once (a running `environment/execute` has its whole process group killed) and it is
+//! answered with `-32800` ("Request cancelled"); a request that already finished, or an id that
+//! names nothing, is ignored. Requests inside a batch are cancellable one by one too.
+//!
+//! [`Cancel`] registers every request it passes on and races its future against the request's
+//! token; the notification trips the token from [`Notify::notify`], which the runtime calls as
+//! soon as the notification is read, whatever is running. The answer that is ready first wins,
+//! and the inner answer is checked first: work that was done is never answered as cancelled.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::ops::ControlFlow;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use pin_project::pin_project;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+use tower::{Layer, Service};
+use wsp_protocol::{error, Id, Notification, Request, Response};
+
+use crate::notify::{ExitStatus, Notify};
+
+/// The notification's method name.
+pub const CANCEL_REQUEST: &str = "$/cancelRequest";
+
+/// Each registration gets a serial number, so a request that ends removes its own entry and
+/// not that of a newer request that reused its id.
+#[derive(Debug, Default)]
+struct Running {
+    next_serial: u64,
+    by_id: HashMap<Id, (u64, CancellationToken)>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Registry {
+    running: Arc<Mutex<Running>>,
+}
+
+impl Registry {
+    fn lock(&self) -> MutexGuard<'_, Running> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn register(&self, id: &Id) -> (Registration, WaitForCancellationFutureOwned) {
+        let token = CancellationToken::new();
+        let mut running = self.lock();
+        running.next_serial += 1;
+        let serial = running.next_serial;
+        running.by_id.insert(id.clone(), (serial, token.clone()));
+        drop(running);
+        let registration = Registration {
+            registry: self.clone(),
+            id: id.clone(),
+            serial,
+        };
+        (registration, token.cancelled_owned())
+    }
+
+    fn cancel(&self, notification: &Notification) {
+        let id = notification
+            .params
+            .as_ref()
+            .and_then(|params| params.get("id"))
+            .and_then(Id::from_value);
+        let Some(id) = id else {
+            tracing::debug!("$/cancelRequest without a readable id ignored");
+            return;
+        };
+        match self.lock().by_id.remove(&id) {
+            Some((_, token)) => {
+                tracing::debug!(%id, "request cancelled by the client");
+                token.cancel();
+            }
+            None => tracing::debug!(%id, "$/cancelRequest for no running request ignored"),
+        }
+    }
+}
+
+/// A request's entry in the registry; removed when its answer is ready or dropped.
+#[derive(Debug)]
+struct Registration {
+    registry: Registry,
+    id: Id,
+    serial: u64,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut running = self.registry.lock();
+        if running
+            .by_id
+            .get(&self.id)
+            .is_some_and(|(serial, _)| *serial == self.serial)
+        {
+            running.by_id.remove(&self.id);
+        }
+    }
+}
+
+/// Wraps a service in [`Cancel`]; every service it makes shares one registry.
+#[derive(Debug, Clone, Default)]
+pub struct CancelLayer {
+    registry: Registry,
+}
+
+impl CancelLayer {
+    /// A layer with an empty registry.
+    pub fn new() -> Self {
+        CancelLayer::default()
+    }
+}
+
+impl<S> Layer<S> for CancelLayer {
+    type Service = Cancel<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Cancel {
+            inner,
+            registry: self.registry.clone(),
+        }
+    }
+}
+
+/// Makes each request cancellable by `$/cancelRequest`.
+#[derive(Debug, Clone)]
+pub struct Cancel<S> {
+    inner: S,
+    registry: Registry,
+}
+
+impl<S> Service<Request> for Cancel<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = ResponseFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let (registration, cancelled) = self.registry.register(&request.id);
+        ResponseFuture {
+            inner: Some(self.inner.call(request)),
+            cancelled,
+            registration: Some(registration),
+        }
+    }
+}
+
+impl<S: Notify> Notify for Cancel<S> {
+    fn notify(&mut self, notification: &Notification) -> ControlFlow<ExitStatus> {
+        if notification.method == CANCEL_REQUEST {
+            self.registry.cancel(notification);
+        }
+        self.inner.notify(notification)
+    }
+
+    fn input_ended(&mut self) -> Option<Instant> {
+        self.inner.input_ended()
+    }
+}
+
+/// The response of a [`Cancel`]: the inner answer, or `-32800` once the client cancelled.
+#[pin_project]
+#[derive(Debug)]
+pub struct ResponseFuture<F> {
+    #[pin]
+    inner: Option<F>,
+    #[pin]
+    cancelled: WaitForCancellationFutureOwned,
+    registration: Option<Registration>,
+}
+
+impl<F> Future for ResponseFuture<F>
+where
+    F: Future<Output = Result<Response, Infallible>>,
+{
+    type Output = Result<Response, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        let Some(inner) = this.inner.as_mut().as_pin_mut() else {
+            return Poll::Ready(Ok(crate::polled_after_completion()));
+        };
+        if let Poll::Ready(output) = inner.poll(cx) {
+            this.inner.set(None);
+            this.registration.take();
+            return Poll::Ready(output);
+        }
+        std::task::ready!(this.cancelled.poll(cx));
+        // Dropping the inner future tears down whatever the handler owns.
+        this.inner.set(None);
+        let id = this
+            .registration
+            .take()
+            .map_or(Id::Null, |registration| registration.id.clone());
+        Poll::Ready(Ok(Response::error(
+            id,
+            error::error(error::REQUEST_CANCELLED, "Request cancelled", None),
+        )))
+    }
+}

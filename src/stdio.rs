@@ -1,0 +1,238 @@
+//! stdin and stdout on the reactor, not on the blocking pool.
+//!
+//! `tokio::io::stdin()` and `stdout()` run every read and write on tokio's blocking thread
+//! pool: each one is a hand-off to another thread and back. When stdin and stdout are pipes
+//! or sockets, which is how clients spawn a server, [`stdin`] and [`stdout`] instead switch
+//! them to non-blocking mode and register them with the reactor (`AsyncFd`), so reads and
+//! writes are plain system calls on the serving thread. The original file status flags are put
+//! back when the handle is dropped.
+//!
+//! Anything else falls back to tokio's own handles: a regular file or a terminal (which can't
+//! be registered with epoll, or is shared with the shell), and a stdout that is the same pipe
+//! as stderr (non-blocking mode would then reach the log writer too).
+
+use std::io::{self, IsTerminal};
+use std::os::fd::{AsFd, OwnedFd};
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+
+use rustix::fs::{fcntl_getfl, fcntl_setfl, fstat, FileType, OFlags};
+use tokio::io::unix::AsyncFd;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+/// The server's stdin.
+pub enum Stdin {
+    /// A pipe or socket on the reactor.
+    Reactor(NonBlocking),
+    /// tokio's stdin, on the blocking pool.
+    Pool(tokio::io::Stdin),
+}
+
+/// The server's stdout.
+pub enum Stdout {
+    /// A pipe or socket on the reactor.
+    Reactor(NonBlocking),
+    /// tokio's stdout, on the blocking pool.
+    Pool(tokio::io::Stdout),
+}
+
+/// This process's stdin, on the reactor when it can be. Must be called inside a tokio runtime.
+pub fn stdin() -> Stdin {
+    match NonBlocking::new(io::stdin()) {
+        Some(handle) => Stdin::Reactor(handle),
+        None => Stdin::Pool(tokio::io::stdin()),
+    }
+}
+
+/// This process's stdout, on the reactor when it can be. Must be called inside a tokio
+/// runtime.
+pub fn stdout() -> Stdout {
+    let shared_with_stderr = same_file(&io::stdout(), &io::stderr());
+    match (!shared_with_stderr).then(|| NonBlocking::new(io::stdout())) {
+        Some(Some(handle)) => Stdout::Reactor(handle),
+        _ => Stdout::Pool(tokio::io::stdout()),
+    }
+}
+
+impl Stdin {
+    /// Whether reads go through the reactor.
+    pub fn is_reactor(&self) -> bool {
+        matches!(self, Stdin::Reactor(_))
+    }
+}
+
+impl Stdout {
+    /// Whether writes go through the reactor.
+    pub fn is_reactor(&self) -> bool {
+        matches!(self, Stdout::Reactor(_))
+    }
+}
+
+fn same_file(a: &impl AsFd, b: &impl AsFd) -> bool {
+    match (fstat(a), fstat(b)) {
+        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
+        _ => false,
+    }
+}
+
+/// A pipe or socket switched to non-blocking mode and registered with the reactor, through a
+/// duplicate of its descriptor.
+pub struct NonBlocking {
+    fd: AsyncFd<OwnedFd>,
+    original_flags: OFlags,
+}
+
+impl NonBlocking {
+    fn new(handle: impl AsFd + IsTerminal) -> Option<Self> {
+        let file_type = FileType::from_raw_mode(fstat(&handle).ok()?.st_mode);
+        if !matches!(file_type, FileType::Fifo | FileType::Socket) || handle.is_terminal() {
+            return None;
+        }
+        let owned = handle.as_fd().try_clone_to_owned().ok()?;
+        let original_flags = fcntl_getfl(&owned).ok()?;
+        fcntl_setfl(&owned, original_flags | OFlags::NONBLOCK).ok()?;
+        // SAFETY: the `OwnedFd` owns its descriptor for as long as the `AsyncFd` holds it, and
+        // always reports that same descriptor.
+        match unsafe { AsyncFd::register(owned) } {
+            Ok(fd) => Some(NonBlocking { fd, original_flags }),
+            Err(error) => {
+                let (owned, error) = error.into_parts();
+                let _ = fcntl_setfl(&owned, original_flags);
+                tracing::debug!(%error, "stdio stays on the blocking pool");
+                None
+            }
+        }
+    }
+
+    fn poll_io<R>(
+        &self,
+        cx: &mut Context<'_>,
+        writable: bool,
+        mut io: impl FnMut(&OwnedFd) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        loop {
+            let mut guard = if writable {
+                ready!(self.fd.poll_write_ready(cx))?
+            } else {
+                ready!(self.fd.poll_read_ready(cx))?
+            };
+            match guard.try_io(|fd| io(fd.get_ref())) {
+                Ok(result) => return Poll::Ready(result),
+                Err(_would_block) => continue,
+            }
+        }
+    }
+}
+
+impl Drop for NonBlocking {
+    fn drop(&mut self) {
+        let _ = fcntl_setfl(self.fd.get_ref(), self.original_flags);
+    }
+}
+
+impl AsyncRead for NonBlocking {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let unfilled = buf.initialize_unfilled();
+        let read = ready!(self.poll_io(cx, false, |fd| {
+            rustix::io::read(fd, &mut *unfilled).map_err(io::Error::from)
+        }))?;
+        buf.advance(read);
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncWrite for NonBlocking {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.poll_io(cx, true, |fd| {
+            rustix::io::write(fd, buf).map_err(io::Error::from)
+        })
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.poll_io(cx, true, |fd| {
+            rustix::io::writev(fd, bufs).map_err(io::Error::from)
+        })
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncRead for Stdin {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stdin::Reactor(pipe) => Pin::new(pipe).poll_read(cx, buf),
+            Stdin::Pool(std) => Pin::new(std).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stdout {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stdout::Reactor(pipe) => Pin::new(pipe).poll_write(cx, buf),
+            Stdout::Pool(std) => Pin::new(std).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stdout::Reactor(pipe) => Pin::new(pipe).poll_write_vectored(cx, bufs),
+            Stdout::Pool(std) => Pin::new(std).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Stdout::Reactor(pipe) => pipe.is_write_vectored(),
+            Stdout::Pool(std) => std.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stdout::Reactor(pipe) => Pin::new(pipe).poll_flush(cx),
+            Stdout::Pool(std) => Pin::new(std).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stdout::Reactor(pipe) => Pin::new(pipe).poll_shutdown(cx),
+            Stdout::Pool(std) => Pin::new(std).poll_shutdown(cx),
+        }
+    }
+}
