@@ -27,6 +27,31 @@ pub enum StoreError {
         #[source]
         source: io::Error,
     },
+    /// One of the store's subdirectories (`environments/`, `locks/`, `trash/`) is a symlink.
+    /// The store refuses to open: following it would let the store delete whatever the link
+    /// points at.
+    #[error(
+        "{} is a symlink to {}; the state directory's subdirectories must be real directories",
+        path.display(),
+        target.display()
+    )]
+    SymlinkedDirectory {
+        /// The symlink.
+        path: PathBuf,
+        /// What it points at, as the link spells it.
+        target: PathBuf,
+    },
+    /// An environment's root is not a plain directory beneath `environments/` (it was replaced
+    /// by a symlink, for example), so the store will not hand it out for use.
+    #[error("the root of {id}, {}, {detail}; it is not followed", path.display())]
+    UnsafeRoot {
+        /// The environment.
+        id: String,
+        /// Where its root should be.
+        path: PathBuf,
+        /// What is wrong with it.
+        detail: String,
+    },
     /// A store file exists but cannot be understood.
     #[error("corrupt store file {}: {detail}", path.display())]
     Corrupt {

@@ -1,13 +1,17 @@
 //! Where the store keeps what, and the file-system helpers every part of it uses.
 //!
 //! ```text
-//! <dir>/index.json            committed environments and reservations (atomically replaced)
+//! <dir>/index.json            committed environments (roots relative to <dir>) and
+//!                             reservations (atomically replaced)
 //! <dir>/index.lock            exclusive flock: held by whoever rewrites index.json
 //! <dir>/environments/<id>/    environment roots
 //! <dir>/locks/<id>.owner      exclusive flock held by a live reservation
 //! <dir>/locks/<id>.use        shared by users of an environment, exclusive while deleting it
 //! <dir>/trash/<id>.<nonce>    directories on their way out
 //! ```
+//!
+//! `environments/`, `locks/` and `trash/` must be real directories; a symlink in their place
+//! is refused at open, since the store deletes and locks what it finds inside them.
 
 use std::fs::DirBuilder;
 use std::io;
@@ -17,6 +21,9 @@ use std::path::{Path, PathBuf};
 use rand::Rng;
 
 use super::error::StoreError;
+
+/// The name of the directory that holds the environment roots.
+const ENVIRONMENTS: &str = "environments";
 
 /// The paths of one store directory.
 #[derive(Debug)]
@@ -44,7 +51,7 @@ impl Layout {
             .canonicalize()
             .map_err(|e| StoreError::io(format!("resolving {}", dir.display()), e))?;
         let layout = Layout {
-            environments: dir.join("environments"),
+            environments: dir.join(ENVIRONMENTS),
             locks: dir.join("locks"),
             trash: dir.join("trash"),
             index: dir.join("index.json"),
@@ -53,9 +60,16 @@ impl Layout {
             dir,
         };
         for subdir in [&layout.environments, &layout.locks, &layout.trash] {
+            refuse_symlink(subdir)?;
             create_private_dir_all(subdir)?;
         }
         Ok(layout)
+    }
+
+    /// `environments/<id>`: where the root of environment `id` lies, relative to the store
+    /// directory. This is how the index spells it, so a copied store stays self-contained.
+    pub(crate) fn relative_root(id: &str) -> PathBuf {
+        Path::new(ENVIRONMENTS).join(id)
     }
 
     /// The root directory of environment `id`.
@@ -83,6 +97,23 @@ impl Layout {
 /// The id a trash entry belonged to: its name up to the first `.`.
 pub(crate) fn trash_entry_id(name: &str) -> &str {
     name.split('.').next().unwrap_or(name)
+}
+
+/// Fails with [`StoreError::SymlinkedDirectory`] if `path` is a symlink: whatever it points at
+/// would be swept, trashed or locked as if it were the store's own.
+fn refuse_symlink(path: &Path) -> Result<(), StoreError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(metadata) if metadata.file_type().is_symlink() => Err(StoreError::SymlinkedDirectory {
+            path: path.to_path_buf(),
+            target: std::fs::read_link(path).unwrap_or_default(),
+        }),
+        Ok(_) => Ok(()),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(error) => Err(StoreError::io(
+            format!("inspecting {}", path.display()),
+            error,
+        )),
+    }
 }
 
 /// Creates `dir` and its missing parents, each with exactly mode 0700 whatever the umask;
@@ -119,8 +150,11 @@ pub(crate) fn rename_if_present(from: &Path, to: &Path) -> io::Result<bool> {
     }
 }
 
-/// Deletes a directory tree, a file or a symlink (never following it); a missing path is not
-/// an error.
+/// Deletes a directory tree, a file or a symlink; a missing path is not an error.
+///
+/// Nothing is followed: a symlink is unlinked itself, and `remove_dir_all` walks the tree with
+/// `openat`/`unlinkat` and `O_NOFOLLOW` (Rust 1.58 and later), so a symlink planted anywhere
+/// inside is removed as a link and what it points at is left alone.
 pub(crate) fn remove_path(path: &Path) -> io::Result<()> {
     let result = match std::fs::symlink_metadata(path) {
         Ok(metadata) if metadata.is_dir() => std::fs::remove_dir_all(path),

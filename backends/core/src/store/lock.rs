@@ -91,11 +91,12 @@ impl PathLock {
 }
 
 /// Opens `path` read-only, creating it if missing: `flock` needs no write access, so a lock
-/// file created under a restrictive umask stays usable.
+/// file created under a restrictive umask stays usable. A symlink is refused (`ELOOP`), never
+/// followed, so no lock file is ever made or locked outside the store.
 pub(crate) fn open_lock_file(path: &Path) -> io::Result<File> {
     let fd = rustix::fs::open(
         path,
-        OFlags::RDONLY | OFlags::CREATE | OFlags::CLOEXEC,
+        OFlags::RDONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::from_raw_mode(0o600),
     )?;
     Ok(File::from(fd))
@@ -104,7 +105,7 @@ pub(crate) fn open_lock_file(path: &Path) -> io::Result<File> {
 /// Whether `path` still names the inode `file` has open.
 fn still_named_by(file: &File, path: &Path) -> io::Result<bool> {
     let held = file.metadata()?;
-    match std::fs::metadata(path) {
+    match std::fs::symlink_metadata(path) {
         Ok(named) => Ok(named.dev() == held.dev() && named.ino() == held.ino()),
         Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(error) => Err(error),

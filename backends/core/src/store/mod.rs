@@ -8,6 +8,9 @@
 //!   index, never a mix;
 //! - a record is committed only after its environment's files are complete, and removed from
 //!   the index before any of its files are touched;
+//! - the store's own contents are not trusted: roots are stored relative to the store and
+//!   resolved beneath it, records that point elsewhere are refused, symlinked subdirectories
+//!   are refused at open, and nothing is ever deleted or locked through a symlink;
 //! - a reservation lives as long as its owner's flock, so a dead process's reservation goes
 //!   stale by itself and stops holding its name;
 //! - users of an environment share its use-lock; `remove` takes it exclusively before
@@ -24,6 +27,7 @@ mod lock;
 mod record;
 mod removal;
 mod reservation;
+mod stored;
 mod sweep;
 
 use std::path::Path;
@@ -49,7 +53,8 @@ pub struct Store {
 
 impl Store {
     /// Opens the store at `dir`, creating it (and missing parents) with mode 0700, and its
-    /// `environments/`, `locks/` and `trash/` subdirectories.
+    /// `environments/`, `locks/` and `trash/` subdirectories. Fails with
+    /// [`StoreError::SymlinkedDirectory`] if one of those is a symlink.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
         let layout = Layout::create(dir)?;
         lock::open_lock_file(&layout.index_lock)

@@ -54,11 +54,32 @@ pub(crate) fn acquire_use(layout: &Layout, id: &str) -> Result<UseGuard, StoreEr
     let lock = PathLock::acquire(&path, LockMode::Shared)
         .map_err(|e| StoreError::io(format!("locking {}", path.display()), e))?;
     match Index::read(layout)?.environment(id) {
-        Some(record) => Ok(UseGuard {
-            record: record.clone(),
-            _lock: lock,
-        }),
+        Some(record) => {
+            refuse_unsafe_root(record)?;
+            Ok(UseGuard {
+                record: record.clone(),
+                _lock: lock,
+            })
+        }
         None => Err(not_found(id)),
+    }
+}
+
+/// Fails with [`StoreError::UnsafeRoot`] if the root is not a plain directory: a root swapped
+/// for a symlink would send the user's reads and commands wherever it points.
+fn refuse_unsafe_root(record: &EnvironmentRecord) -> Result<(), StoreError> {
+    let unsafe_root = |detail: String| StoreError::UnsafeRoot {
+        id: record.id.clone(),
+        path: record.root.clone(),
+        detail,
+    };
+    match std::fs::symlink_metadata(&record.root) {
+        Ok(metadata) if metadata.file_type().is_symlink() => {
+            let target = std::fs::read_link(&record.root).unwrap_or_default();
+            Err(unsafe_root(format!("is a symlink to {}", target.display())))
+        }
+        Ok(metadata) if !metadata.is_dir() => Err(unsafe_root("is not a directory".into())),
+        _ => Ok(()),
     }
 }
 

@@ -85,7 +85,7 @@ fn move_leftovers_to_trash(
             report.stale_reservations.push(id);
         }
     }
-    let committed: HashSet<String> = index.environments.iter().map(|r| r.id.clone()).collect();
+    let committed: HashSet<String> = index.record_ids().map(str::to_owned).collect();
     for entry in read_dir(&layout.environments)? {
         let name = entry.file_name().to_string_lossy().into_owned();
         if committed.contains(&name) || live.contains(&name) {

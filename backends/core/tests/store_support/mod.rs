@@ -42,7 +42,7 @@ pub fn raw_index(store: &Store) -> serde_json::Value {
     match std::fs::read(store.dir().join("index.json")) {
         Ok(bytes) => serde_json::from_slice(&bytes).unwrap(),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => serde_json::json!({
-            "format": 1, "environments": [], "reservations": []
+            "format": 2, "environments": [], "reservations": []
         }),
         Err(error) => panic!("reading the index: {error}"),
     }
