@@ -7,19 +7,27 @@
 //! the nesting that the `env-in-use` rule depends on). Its stdout and stderr are captured
 //! whole and decoded as UTF-8 with replacement characters.
 //!
-//! The child leads its own process group. The whole group is killed with `SIGKILL`
+//! # Nothing a command starts outlives it
+//! Each command runs in a containment of its own (see [`ContainmentMode`]): a cgroup v2 where
+//! one can be created, else a PID namespace, else only its process group. The child leads its
+//! own process group in every mode. Everything in the containment is killed with `SIGKILL`
+//! - as soon as the main child has exited: whatever it left running in the background, a
+//!   `setsid` daemon included, is killed too, and with a cgroup the run waits until all of it
+//!   is gone (a background process holding the stdout or stderr pipe would otherwise keep the
+//!   request waiting for an end of file that never comes);
 //! - when the [`run`] future is dropped (the request was cancelled, or the drain deadline
-//!   passed), so a cancelled command leaves no orphans behind; and
-//! - as soon as the main child has exited: whatever it left running in the background is
-//!   killed too, because a background grandchild still holding the stdout or stderr pipe would
-//!   otherwise keep the request waiting for an end of file that never comes.
+//!   passed), synchronously in the drop;
+//! - by [`kill_all_live`], which a server calls before it exits, because `std::process::exit`
+//!   runs no destructors.
 //!
-//! A process that left the group (`setsid`, `setpgid`) escapes both kills. If such a process
-//! still holds a pipe when the main child exits, the output is read for a short grace period
-//! ([`PIPE_GRACE`]) and then returned as it is.
+//! Only in [`ContainmentMode::ProcessGroup`] can a process escape, by leaving the group
+//! (`setsid`, `setpgid`). If a process outside the containment still holds a pipe when the
+//! main child exits (in that mode, or one that was handed the pipe over a socket), the output
+//! is read for a short grace period ([`PIPE_GRACE`]) and then returned as it is.
 
 mod capture;
-mod group;
+mod child;
+mod contain;
 mod lookup;
 mod request;
 mod stack;
@@ -36,13 +44,14 @@ use wsp_protocol::ExecuteResult;
 
 use crate::BackendError;
 
+pub use contain::{containment_mode, kill_all_live, ContainmentMode};
 pub use request::resolve_cwd;
 pub use stack::{
     current_stack, parse_stack, stack_value, ENVIRONMENT_ID_VAR, ENVIRONMENT_STACK_VAR,
 };
 
-/// How long the output pipes are still read after the main child exited and its process group
-/// was killed, when a process outside the group keeps them open.
+/// How long the output pipes are still read after the main child exited and its containment
+/// was killed, when a process outside the containment keeps them open.
 pub const PIPE_GRACE: Duration = Duration::from_millis(500);
 
 /// The `reason` of a [`BackendError::Failed`] for a program that could not be started.
@@ -80,8 +89,15 @@ impl Activation {
     }
 }
 
+/// How a command runs, beyond what it is: everything has a default.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// The containment to use; `None` is [`containment_mode`], the best this process has.
+    pub containment: Option<ContainmentMode>,
+}
+
 /// One command to run in an environment.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct RunSpec<'a> {
     /// The environment's activation.
     pub activation: &'a Activation,
@@ -95,13 +111,15 @@ pub struct RunSpec<'a> {
     pub cwd: &'a Path,
     /// Variables the request sets on top of the activation.
     pub env: &'a BTreeMap<String, String>,
+    /// How it runs.
+    pub options: RunOptions,
 }
 
 /// Runs a command and captures its output, nested inside this process's own
 /// [`ENVIRONMENT_STACK_VAR`] (see [`current_stack`]).
 ///
 /// A program that cannot be started is [`BackendError::Failed`] with reason
-/// [`SPAWN_FAILED`]. Dropping the future kills the command's whole process group.
+/// [`SPAWN_FAILED`]. Dropping the future kills everything the command started.
 pub async fn run(spec: RunSpec<'_>) -> Result<ExecuteResult, BackendError> {
     run_with_stack(spec, &current_stack()).await
 }
@@ -128,6 +146,20 @@ pub async fn run_with_stack(
     let executable = lookup::find_program(program, &spec.activation.bin_dir, &path, spec.cwd)
         .map_err(|detail| BackendError::failed(SPAWN_FAILED, detail))?;
 
+    let containment =
+        contain::Containment::prepare(spec.options.containment.unwrap_or_else(containment_mode))
+            .map_err(|error| {
+                BackendError::failed(
+                    SPAWN_FAILED,
+                    format!("cannot start `{program}`: cannot contain it: {error}"),
+                )
+            })?;
+    let setup = child::ChildSetup {
+        cgroup_procs: containment.cgroup_procs(),
+        namespace: containment.namespace().cloned(),
+        ..child::ChildSetup::default()
+    };
+
     let mut command = tokio::process::Command::new(&executable);
     command
         .args(&spec.argv[1..])
@@ -148,6 +180,10 @@ pub async fn run_with_stack(
         ENVIRONMENT_STACK_VAR,
         stack_value(inherited_stack, spec.environment_id),
     );
+    // SAFETY: the setup makes only async-signal-safe system calls (see `ChildSetup::apply`).
+    unsafe {
+        command.pre_exec(move || setup.apply());
+    }
 
     let mut child = command.spawn().map_err(|error| {
         BackendError::failed(
@@ -158,14 +194,15 @@ pub async fn run_with_stack(
             ),
         )
     })?;
-    let mut group = group::GroupKill::new(child.id());
+    let mut containment = containment;
+    containment.started(child.id());
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
 
     let (exited_tx, exited_rx) = watch::channel(false);
     let wait = async {
         let status = child.wait().await;
-        group.kill();
+        containment.finish().await;
         // The receivers live as long as this join, so a send error cannot happen here.
         let _ = exited_tx.send(true);
         status
@@ -185,9 +222,15 @@ pub async fn run_with_stack(
     };
     Ok(ExecuteResult {
         exit_code: exit_code(status),
-        stdout: String::from_utf8_lossy(&stdout.map_err(read_error)?).into_owned(),
-        stderr: String::from_utf8_lossy(&stderr.map_err(read_error)?).into_owned(),
+        stdout: decode(stdout.map_err(read_error)?),
+        stderr: decode(stderr.map_err(read_error)?),
     })
+}
+
+/// Decodes output as UTF-8 with replacement characters, without a copy when it is valid.
+fn decode(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes)
+        .unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned())
 }
 
 /// The child's `PATH`: the request's own `PATH` if it sets one, else the activation's bin

@@ -1,0 +1,54 @@
+//! What the child does between fork and exec: join its containment, enter its working
+//! directory, take its resource limits.
+
+use std::io;
+use std::os::fd::RawFd;
+
+use rustix::process::{Resource, Rlimit};
+
+use super::contain::NamespacePlan;
+
+/// Everything the child needs, prepared before the fork so that nothing is allocated after it.
+#[derive(Debug, Clone, Default)]
+pub(super) struct ChildSetup {
+    /// `cgroup.procs` of the command's cgroup.
+    pub(super) cgroup_procs: Option<RawFd>,
+    /// The PID namespace to enter.
+    pub(super) namespace: Option<NamespacePlan>,
+    /// The working directory, as an open directory.
+    pub(super) cwd: Option<RawFd>,
+    /// Resource limits, soft and hard alike.
+    pub(super) limits: Vec<(Resource, u64)>,
+}
+
+impl ChildSetup {
+    /// Runs the setup in the child.
+    ///
+    /// # Safety
+    /// Call only between fork and exec (as a `pre_exec` hook): every step is a plain system
+    /// call, or a fork that only the exec'ing process returns from.
+    pub(super) unsafe fn apply(&self) -> io::Result<()> {
+        if let Some(procs) = self.cgroup_procs {
+            // Writing 0 moves the writer itself, before it can start anything.
+            if libc::write(procs, b"0".as_ptr().cast(), 1) != 1 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        if let Some(namespace) = &self.namespace {
+            namespace.enter()?;
+        }
+        if let Some(cwd) = self.cwd {
+            rustix::process::fchdir(std::os::fd::BorrowedFd::borrow_raw(cwd))?;
+        }
+        for &(resource, value) in &self.limits {
+            rustix::process::setrlimit(
+                resource,
+                Rlimit {
+                    current: Some(value),
+                    maximum: Some(value),
+                },
+            )?;
+        }
+        Ok(())
+    }
+}

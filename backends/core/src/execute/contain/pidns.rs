@@ -1,0 +1,205 @@
+//! A PID namespace per command, entered between fork and exec.
+//!
+//! The child the server spawns (the *forwarder*) unshares a PID namespace, then forks its
+//! first process, which is the namespace's init. The init forks the command and reaps every
+//! process the namespace reparents to it until the command exits; it then reports the
+//! command's wait status to the forwarder through a pipe and exits, at which point the kernel
+//! kills whatever is left in the namespace. The forwarder ends the same way as the command
+//! (the same exit code, or the same signal), so the server sees the command's own status.
+//! Killing the forwarder's process group kills the init, and with it the namespace.
+//!
+//! Everything here after `fork` runs in a copy of a multithreaded process: only
+//! async-signal-safe calls, no allocation.
+
+use std::io;
+
+/// What the child needs to enter its namespace, prepared before the fork.
+#[derive(Debug, Clone)]
+pub(in crate::execute) struct NamespacePlan {
+    /// `uid_map` and `gid_map` lines mapping this process's ids to themselves, when a user
+    /// namespace is made too.
+    user_maps: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl NamespacePlan {
+    pub(super) fn new(user_namespace: bool) -> Self {
+        let user_maps = user_namespace.then(|| {
+            let uid = rustix::process::geteuid().as_raw();
+            let gid = rustix::process::getegid().as_raw();
+            (
+                format!("{uid} {uid} 1\n").into_bytes(),
+                format!("{gid} {gid} 1\n").into_bytes(),
+            )
+        });
+        NamespacePlan { user_maps }
+    }
+
+    /// Enters a new PID namespace. Returns `Ok` only in the process that goes on to exec the
+    /// command; the forwarder and the init never return.
+    ///
+    /// # Safety
+    /// Call only in a freshly forked, single-threaded child, before exec.
+    pub(in crate::execute) unsafe fn enter(&self) -> io::Result<()> {
+        let mut flags = libc::CLONE_NEWPID;
+        if self.user_maps.is_some() {
+            flags |= libc::CLONE_NEWUSER;
+        }
+        check(libc::unshare(flags))?;
+        if let Some((uid_map, gid_map)) = &self.user_maps {
+            // `setgroups` exists since Linux 3.19; writing it is required before `gid_map`.
+            let _ = write_file(c"/proc/self/setgroups", b"deny");
+            write_file(c"/proc/self/uid_map", uid_map)?;
+            write_file(c"/proc/self/gid_map", gid_map)?;
+        }
+        let mut pipe = [0; 2];
+        check(libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC))?;
+        let [status_read, status_write] = pipe;
+        match check(libc::fork())? {
+            0 => {}
+            init => {
+                libc::close(status_write);
+                forward(init, status_read)
+            }
+        }
+        // The namespace's init: it dies with the forwarder.
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        libc::close(status_read);
+        match check(libc::fork())? {
+            0 => {
+                libc::close(status_write);
+                Ok(())
+            }
+            command => reap(command, status_write),
+        }
+    }
+}
+
+/// Whether a PID namespace (inside a user namespace when `user_namespace`) can be entered:
+/// a forked child enters one and exits.
+pub(super) fn works(user_namespace: bool) -> bool {
+    let plan = NamespacePlan::new(user_namespace);
+    // SAFETY: the child runs only `enter` and `_exit`.
+    unsafe {
+        match libc::fork() {
+            0 => {
+                let code = if plan.enter().is_ok() { 0 } else { 1 };
+                libc::_exit(code)
+            }
+            -1 => false,
+            child => {
+                let mut status = 0;
+                while libc::waitpid(child, &mut status, 0) == -1
+                    && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
+                {
+                }
+                libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+            }
+        }
+    }
+}
+
+fn check(result: libc::c_int) -> io::Result<libc::c_int> {
+    if result == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(result)
+    }
+}
+
+unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
+    let fd = check(libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC))?;
+    let written = libc::write(fd, data.as_ptr().cast(), data.len());
+    libc::close(fd);
+    if written == data.len() as isize {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Leaves only `keep` open, and every signal at its default action: what the server had
+/// installed belongs to the server.
+unsafe fn shed_inheritance(keep: libc::c_int) {
+    if keep > 0 {
+        libc::syscall(libc::SYS_close_range, 0, keep - 1, 0);
+    }
+    libc::syscall(libc::SYS_close_range, keep + 1, libc::c_uint::MAX, 0);
+    for signal in 1..libc::SIGRTMAX() {
+        libc::signal(signal, libc::SIG_DFL);
+    }
+}
+
+/// The forwarder: waits for the init, then ends the way the command ended.
+unsafe fn forward(init: libc::pid_t, status_read: libc::c_int) -> ! {
+    shed_inheritance(status_read);
+    let mut reported: libc::c_int = 0;
+    let mut filled = 0usize;
+    let size = std::mem::size_of::<libc::c_int>();
+    while filled < size {
+        let read = libc::read(
+            status_read,
+            (&mut reported as *mut libc::c_int)
+                .cast::<u8>()
+                .add(filled)
+                .cast(),
+            size - filled,
+        );
+        if read > 0 {
+            filled += read as usize;
+        } else if read == 0 || *libc::__errno_location() != libc::EINTR {
+            break;
+        }
+    }
+    let mut init_status = 0;
+    while libc::waitpid(init, &mut init_status, 0) == -1 && *libc::__errno_location() == libc::EINTR
+    {
+    }
+    let status = if filled == size {
+        reported
+    } else {
+        init_status
+    };
+    if libc::WIFSIGNALED(status) {
+        let signal = libc::WTERMSIG(status);
+        let no_core = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+        libc::signal(signal, libc::SIG_DFL);
+        libc::kill(libc::getpid(), signal);
+        libc::_exit(128 + signal)
+    }
+    libc::_exit(if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        1
+    })
+}
+
+/// The init: reaps everything until the command exits, reports its status, and exits (which
+/// kills the rest of the namespace).
+unsafe fn reap(command: libc::pid_t, status_write: libc::c_int) -> ! {
+    shed_inheritance(status_write);
+    loop {
+        let mut status = 0;
+        let reaped = libc::waitpid(-1, &mut status, 0);
+        if reaped == command {
+            libc::write(
+                status_write,
+                (&status as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>(),
+            );
+            libc::_exit(0)
+        }
+        if reaped == -1 && *libc::__errno_location() != libc::EINTR {
+            libc::_exit(1)
+        }
+    }
+}

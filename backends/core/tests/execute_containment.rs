@@ -1,0 +1,142 @@
+//! Nothing a command starts outlives its execute, in every containment mode this machine has:
+//! `setsid` daemons and background jobs are gone when the run returns or is dropped.
+
+mod execute_support;
+
+use execute_support::{alive, contained, containing_modes, wait_gone, Env, PidPipe, BOUND};
+use wsp_backend::execute::{containment_mode, ContainmentMode, PIPE_GRACE};
+use wsp_backend::BackendError;
+
+/// A double fork and `setsid`: the daemon records its pid, signals that it is up, and sleeps
+/// holding stdout; the main process exits as soon as it is up.
+fn daemon_script(pipe: &PidPipe, marker: &std::path::Path) -> String {
+    format!(
+        "( setsid record-and-sleep {} {} & ); while [ ! -e {} ]; do sleep 0.01; done",
+        pipe.arg(),
+        marker.display(),
+        marker.display()
+    )
+}
+
+#[test]
+fn the_best_mode_here_contains_new_sessions() {
+    let mode = containment_mode();
+    println!("containment mode: {}", mode.as_str());
+    if rustix::process::geteuid().is_root() {
+        assert!(mode.contains_new_sessions(), "{mode:?}");
+    }
+    assert_eq!(containment_mode(), mode, "detected once");
+}
+
+#[tokio::test]
+async fn setsid_daemons_are_gone_when_the_run_returns() {
+    for mode in containing_modes() {
+        let env = Env::new();
+        let mut pipe = PidPipe::new(env.root(), "pids");
+        let script = daemon_script(&pipe, &env.path("up"));
+        let start = std::time::Instant::now();
+        let result = env.sh(&script, contained(mode)).await;
+        assert_eq!(result.exit_code, 0, "{mode:?}: {result:?}");
+        let daemon = pipe.pids(1).await[0];
+        assert!(!alive(daemon), "{mode:?}: daemon {daemon} survived");
+        // The daemon held stdout: the run did not have to wait out the grace for it.
+        assert!(start.elapsed() < BOUND, "{mode:?}");
+    }
+}
+
+#[tokio::test]
+async fn in_process_group_mode_a_setsid_daemon_escapes_and_costs_the_grace() {
+    let env = Env::new();
+    let mut pipe = PidPipe::new(env.root(), "pids");
+    let script = daemon_script(&pipe, &env.path("up"));
+    let start = std::time::Instant::now();
+    let result = env
+        .sh(&script, contained(ContainmentMode::ProcessGroup))
+        .await;
+    let elapsed = start.elapsed();
+    let daemon = pipe.pids(1).await[0];
+    let escaped = alive(daemon);
+    execute_support::kill(daemon);
+    assert_eq!(result.exit_code, 0);
+    assert!(
+        escaped,
+        "the process group alone cannot hold a setsid daemon"
+    );
+    assert!(elapsed >= PIPE_GRACE, "{elapsed:?}");
+}
+
+#[tokio::test]
+async fn dropping_the_run_kills_setsid_daemons_and_background_jobs() {
+    for mode in containing_modes() {
+        let env = Env::new();
+        let mut pipe = PidPipe::new(env.root(), "pids");
+        // A daemon, a background job and the foreground job, like `sleep 30 & sleep 30`.
+        let script = format!(
+            "( setsid record-and-sleep {0} & ); record-and-sleep {0} & record-and-sleep {0}",
+            pipe.arg()
+        );
+        let pids = {
+            let running = env.sh(&script, contained(mode));
+            tokio::select! {
+                result = running => panic!("{mode:?}: the command finished: {result:?}"),
+                pids = pipe.pids(3) => pids,
+            }
+        };
+        for pid in pids {
+            assert!(wait_gone(pid, BOUND), "{mode:?}: {pid} survived the drop");
+        }
+    }
+}
+
+#[tokio::test]
+async fn background_jobs_are_gone_when_the_run_returns() {
+    for mode in containing_modes() {
+        let env = Env::new();
+        let mut pipe = PidPipe::new(env.root(), "pids");
+        // Start two jobs, wait until both are up (a marker each), and exit.
+        let script = format!(
+            "record-and-sleep {0} {1}.a & record-and-sleep {0} {1}.b & \
+             while [ ! -e {1}.a ] || [ ! -e {1}.b ]; do sleep 0.01; done",
+            pipe.arg(),
+            env.path("up").display()
+        );
+        let result = env.sh(&script, contained(mode)).await;
+        assert_eq!(result.exit_code, 0, "{mode:?}: {result:?}");
+        for pid in pipe.pids(2).await {
+            assert!(!alive(pid), "{mode:?}: {pid} survived");
+        }
+    }
+}
+
+#[tokio::test]
+async fn pid_namespaces_keep_exit_statuses_output_and_spawn_errors() {
+    let modes = containing_modes()
+        .into_iter()
+        .filter(|mode| matches!(mode, ContainmentMode::PidNamespace { .. }));
+    for mode in modes {
+        let env = Env::new();
+        let sh = |script: &'static str| env.sh(script, contained(mode));
+        assert_eq!(sh("exit 3").await.exit_code, 3, "{mode:?}");
+        assert_eq!(sh("kill -9 $$").await.exit_code, -9, "{mode:?}");
+        assert_eq!(sh("kill -15 $$").await.exit_code, -15, "{mode:?}");
+        let both = sh("echo out; echo err >&2").await;
+        assert_eq!(
+            (both.stdout.as_str(), both.stderr.as_str()),
+            ("out\n", "err\n")
+        );
+        // The command is the namespace's second process: its init is wsp's own.
+        assert_eq!(sh("echo $$").await.stdout, "2\n", "{mode:?}");
+
+        // execve itself fails (no such interpreter), after the namespace was entered.
+        let broken = env.path("broken");
+        std::fs::write(&broken, "#!/nonexistent-wsp-interpreter\n").unwrap();
+        execute_support::make_executable(&broken);
+        match env.run(&[broken.to_str().unwrap()], contained(mode)).await {
+            Err(BackendError::Failed { reason, detail }) => {
+                assert_eq!(reason, "spawn-failed", "{detail}");
+                assert!(detail.contains("broken"), "{detail}");
+            }
+            other => panic!("{mode:?}: {other:?}"),
+        }
+    }
+}
