@@ -7,13 +7,27 @@
 //! unreadable, or lacks one of the two fields, the name and version are taken from the entry's
 //! own name (`name-version.dist-info`, `name-version[-pyX.Y[-platform]].egg-info`); an entry
 //! that yields no name or no version either way is not a distribution and is skipped.
+//!
+//! The environment's files are untrusted input, so the scanner never follows a symlink below
+//! a `site-packages` directory: an entry or metadata file that is a symlink counts as missing
+//! metadata (the entry's name is used). Metadata is read only from regular files, opened with
+//! `O_NOFOLLOW | O_NONBLOCK` after an `lstat` (so a FIFO or a device is never opened, let alone
+//! read), and at most [`HEADER_LIMIT`] bytes of it. A `site-packages` directory that resolves
+//! outside the environment's root is not scanned. A broken entry therefore costs at most one
+//! bounded read, and the scan never blocks.
 
 use std::cmp::Ordering;
+use std::ffi::CStr;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
 use wsp_protocol::Package;
+
+/// The most of a metadata file ever read: its header block is a few KiB at most.
+pub const HEADER_LIMIT: u64 = 64 * 1024;
 
 /// The read buffer for a metadata file; the header block usually fits in it whole.
 const HEADER_BUFFER: usize = 4096;
@@ -24,8 +38,11 @@ pub fn installed_packages(root: &Path) -> io::Result<Vec<Package>> {
 }
 
 /// The existing `lib/python*/site-packages` and `lib64/python*/site-packages` directories of
-/// the environment at `root`, each once (by resolved path), sorted.
+/// the environment at `root` that resolve inside it, each once (by resolved path), sorted.
 pub fn site_packages_dirs(root: &Path) -> Vec<PathBuf> {
+    let Ok(real_root) = root.canonicalize() else {
+        return Vec::new();
+    };
     let mut found: Vec<(PathBuf, PathBuf)> = Vec::new();
     for lib in ["lib", "lib64"] {
         let Ok(entries) = std::fs::read_dir(root.join(lib)) else {
@@ -36,10 +53,15 @@ pub fn site_packages_dirs(root: &Path) -> Vec<PathBuf> {
                 continue;
             }
             let dir = entry.path().join("site-packages");
-            if let Ok(canonical) = dir.canonicalize() {
-                if canonical.is_dir() && !found.iter().any(|(_, seen)| *seen == canonical) {
-                    found.push((dir, canonical));
-                }
+            let Ok(canonical) = dir.canonicalize() else {
+                continue;
+            };
+            if !canonical.starts_with(&real_root) {
+                tracing::debug!(dir = %dir.display(), "not scanned: it lies outside the environment");
+                continue;
+            }
+            if canonical.is_dir() && !found.iter().any(|(_, seen)| *seen == canonical) {
+                found.push((dir, canonical));
             }
         }
     }
@@ -54,18 +76,16 @@ pub fn site_packages_dirs(root: &Path) -> Vec<PathBuf> {
 pub fn scan(dirs: &[PathBuf]) -> io::Result<Vec<Package>> {
     let mut packages = Vec::new();
     for dir in dirs {
-        let entries = match std::fs::read_dir(dir) {
-            Ok(entries) => entries,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
-            Err(error) => return Err(error),
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd = match rustix::fs::openat(CWD, dir, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT) => continue,
+            Err(errno) => return Err(errno.into()),
         };
-        for entry in entries {
+        let mut entries = rustix::fs::Dir::read_from(&fd)?;
+        while let Some(entry) = entries.read() {
             let entry = entry?;
-            let file_name = entry.file_name();
-            let Some(file_name) = file_name.to_str() else {
-                continue;
-            };
-            if let Some(package) = distribution(&entry.path(), file_name) {
+            if let Some(package) = distribution(&fd, entry.file_name()) {
                 packages.push(package);
             }
         }
@@ -77,6 +97,36 @@ pub fn scan(dirs: &[PathBuf]) -> io::Result<Vec<Package>> {
     keyed.sort_by(|(a_key, a), (b_key, b)| compare(a_key, a, b_key, b));
     keyed.dedup_by(|(_, a), (_, b)| a == b);
     Ok(keyed.into_iter().map(|(_, package)| package).collect())
+}
+
+/// Reads a file of an environment that other code must parse whole (a conda-meta record, for
+/// example) as untrusted input: only a regular file, opened without following a symlink and
+/// without blocking, and at most `limit` bytes of it. Anything else is an
+/// [`io::ErrorKind::InvalidData`] error saying what the path is.
+pub fn read_untrusted_file(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let invalid = |what: &str| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{} {what}", path.display()),
+        )
+    };
+    match file_type(&CWD, path) {
+        Some(FileType::RegularFile) => {}
+        Some(FileType::Symlink) => return Err(invalid("is a symlink; it is not followed")),
+        Some(_) => return Err(invalid("is not a regular file")),
+        None => return Err(io::ErrorKind::NotFound.into()),
+    }
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let file = File::from(rustix::fs::openat(CWD, path, flags, Mode::empty())?);
+    if !file.metadata()?.is_file() {
+        return Err(invalid("is not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(invalid(&format!("is larger than {limit} bytes")));
+    }
+    Ok(bytes)
 }
 
 /// The name normalized as PEP 503 says: lowercase, each run of `-`, `_` and `.` one `-`.
@@ -104,30 +154,62 @@ fn compare(a_key: &str, a: &Package, b_key: &str, b: &Package) -> Ordering {
         .then_with(|| a.name.cmp(&b.name))
 }
 
-/// The distribution an entry of `site-packages` describes, if it is one.
-fn distribution(path: &Path, file_name: &str) -> Option<Package> {
-    let (stem, metadata, is_egg) = if let Some(stem) = file_name.strip_suffix(".dist-info") {
-        (stem, path.join("METADATA"), false)
+/// The distribution the entry `file_name` of the directory `dir` describes, if it is one.
+fn distribution(dir: &OwnedFd, file_name: &CStr) -> Option<Package> {
+    let file_name = file_name.to_str().ok()?;
+    let (stem, header, is_egg) = if let Some(stem) = file_name.strip_suffix(".dist-info") {
+        let header = open_subdir(dir, file_name).and_then(|entry| read_header(&entry, "METADATA"));
+        (stem, header, false)
     } else if let Some(stem) = file_name.strip_suffix(".egg-info") {
-        let metadata = if path.is_dir() {
-            path.join("PKG-INFO")
-        } else {
-            path.to_path_buf()
+        // An egg-info is a directory holding PKG-INFO, or the metadata file itself.
+        let header = match file_type(dir, file_name) {
+            Some(FileType::Directory) => {
+                open_subdir(dir, file_name).and_then(|entry| read_header(&entry, "PKG-INFO"))
+            }
+            _ => read_header(dir, file_name),
         };
-        (stem, metadata, true)
+        (stem, header, true)
     } else {
         return None;
     };
-    let (name, version) = read_header(&metadata).unwrap_or_default();
+    let (name, version) = header.unwrap_or_default();
     let (fallback_name, fallback_version) = split_stem(stem, is_egg);
     let name = name.or(fallback_name)?;
     let version = version.or(fallback_version)?;
     Some(Package { name, version })
 }
 
-/// The `Name` and `Version` fields of the header block of a metadata file.
-fn read_header(path: &Path) -> io::Result<(Option<String>, Option<String>)> {
-    let mut reader = BufReader::with_capacity(HEADER_BUFFER, File::open(path)?);
+/// The type of `name` in `dir` itself (a symlink is a symlink).
+fn file_type(dir: &impl AsFd, name: impl rustix::path::Arg) -> Option<FileType> {
+    let stat = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    Some(FileType::from_raw_mode(stat.st_mode))
+}
+
+/// Opens the subdirectory `name` of `dir`, unless it is a symlink or not a directory.
+fn open_subdir(dir: &impl AsFd, name: &str) -> Option<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    rustix::fs::openat(dir, name, flags, Mode::empty()).ok()
+}
+
+/// The `Name` and `Version` fields of the header block of the metadata file `name` in `dir`,
+/// or `None` if it is not a regular file that can be opened. At most [`HEADER_LIMIT`] bytes
+/// are read.
+fn read_header(dir: &impl AsFd, name: &str) -> Option<(Option<String>, Option<String>)> {
+    if file_type(dir, name)? != FileType::RegularFile {
+        return None;
+    }
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let file = File::from(rustix::fs::openat(dir, name, flags, Mode::empty()).ok()?);
+    // Swapped for something else between the lstat and the open?
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let reader = BufReader::with_capacity(HEADER_BUFFER, file.take(HEADER_LIMIT));
+    parse_header(reader).ok()
+}
+
+/// The `Name` and `Version` fields of a header block, up to its first blank line.
+fn parse_header(mut reader: impl BufRead) -> io::Result<(Option<String>, Option<String>)> {
     let (mut name, mut version) = (None, None);
     let mut line = Vec::new();
     while name.is_none() || version.is_none() {
