@@ -88,8 +88,9 @@ pub struct RunRequest {
     pub environment_id: String,
     /// The command; never empty.
     pub argv: Vec<String>,
-    /// The working directory: already checked to be absolute and inside `root`.
-    pub cwd: PathBuf,
+    /// The working directory: resolved once, inside `root`, and held open
+    /// ([`crate::execute::resolve_cwd`]).
+    pub cwd: crate::execute::WorkingDir,
     /// Variables the request sets on top of the activation environment.
     pub env: BTreeMap<String, String>,
 }

@@ -25,7 +25,7 @@ fn run(root: &Path, argv: &[&str]) -> BackendRequest {
         root: root.to_owned(),
         environment_id: "env-000000000000".into(),
         argv: argv.iter().map(|s| s.to_string()).collect(),
-        cwd: root.to_owned(),
+        cwd: wsp_backend::execute::resolve_cwd(root, None).unwrap(),
         env: BTreeMap::new(),
     })
 }

@@ -100,7 +100,7 @@ async fn provision_describe_run_and_remove() {
         ]
         .map(str::to_owned)
         .to_vec(),
-        cwd: root.clone(),
+        cwd: wsp_backend::execute::resolve_cwd(&root, None).unwrap(),
         env: BTreeMap::new(),
     };
     let response = call(&mut backend, BackendRequest::Run(run)).await;

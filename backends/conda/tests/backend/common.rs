@@ -115,7 +115,7 @@ pub async fn run(
         root: root.to_path_buf(),
         environment_id: "env-0123456789ab".into(),
         argv: argv.iter().map(|arg| arg.to_string()).collect(),
-        cwd: root.to_path_buf(),
+        cwd: wsp_backend::execute::resolve_cwd(root, None).unwrap(),
         env: env
             .iter()
             .map(|(key, value)| (key.to_string(), value.to_string()))

@@ -34,6 +34,7 @@ mod stack;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
@@ -45,7 +46,7 @@ use wsp_protocol::ExecuteResult;
 use crate::BackendError;
 
 pub use contain::{containment_mode, kill_all_live, ContainmentMode};
-pub use request::resolve_cwd;
+pub use request::{resolve_cwd, WorkingDir};
 pub use stack::{
     current_stack, parse_stack, stack_value, ENVIRONMENT_ID_VAR, ENVIRONMENT_STACK_VAR,
 };
@@ -107,8 +108,9 @@ pub struct RunSpec<'a> {
     /// child's `PATH`; the child receives the path found as its `argv[0]`, so an interpreter
     /// locates its environment from it whatever `PATH` the request sets.
     pub argv: &'a [String],
-    /// The working directory, already checked with [`resolve_cwd`].
-    pub cwd: &'a Path,
+    /// The working directory, resolved with [`resolve_cwd`]; the child enters exactly that
+    /// directory, whatever its path has become since.
+    pub cwd: &'a WorkingDir,
     /// Variables the request sets on top of the activation.
     pub env: &'a BTreeMap<String, String>,
     /// How it runs.
@@ -133,18 +135,10 @@ pub async fn run_with_stack(
     let Some(program) = spec.argv.first() else {
         return Err(BackendError::failed(SPAWN_FAILED, "the command is empty"));
     };
-    if !spec.cwd.is_dir() {
-        return Err(BackendError::failed(
-            SPAWN_FAILED,
-            format!(
-                "cannot start `{program}`: the working directory {} does not exist or is not a directory",
-                spec.cwd.display()
-            ),
-        ));
-    }
     let path = child_path(spec.activation, spec.env);
-    let executable = lookup::find_program(program, &spec.activation.bin_dir, &path, spec.cwd)
-        .map_err(|detail| BackendError::failed(SPAWN_FAILED, detail))?;
+    let executable =
+        lookup::find_program(program, &spec.activation.bin_dir, &path, spec.cwd.path())
+            .map_err(|detail| BackendError::failed(SPAWN_FAILED, detail))?;
 
     let containment =
         contain::Containment::prepare(spec.options.containment.unwrap_or_else(containment_mode))
@@ -157,13 +151,13 @@ pub async fn run_with_stack(
     let setup = child::ChildSetup {
         cgroup_procs: containment.cgroup_procs(),
         namespace: containment.namespace().cloned(),
+        cwd: Some(spec.cwd.as_fd().as_raw_fd()),
         ..child::ChildSetup::default()
     };
 
     let mut command = tokio::process::Command::new(&executable);
     command
         .args(&spec.argv[1..])
-        .current_dir(spec.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
