@@ -5,8 +5,12 @@ mod frame;
 mod load;
 mod procfs;
 mod report;
+mod requests;
+mod responses;
 mod sampler;
 mod session;
+mod single;
+mod threaded;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,7 +18,8 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 
-use load::{Expect, Plan};
+use load::{Io, Plan};
+use responses::Expect;
 use sampler::DelayedRead;
 
 const WSP_INIT: &str = r#"{"client_name":"loadgen","client_protocol_version":"0.1.0"}"#;
@@ -55,6 +60,10 @@ struct Args {
     window: u64,
     #[arg(long, value_enum, default_value = "window")]
     mode: Mode,
+    /// The I/O loop: one thread, or a writer and a reader thread (default: single for a
+    /// window of 1, threads otherwise).
+    #[arg(long, value_enum)]
+    io: Option<Io>,
     /// What every response must be: any, result, error or error:CODE.
     #[arg(long, default_value = "any", value_parser = parse_expect)]
     expect: Expect,
@@ -134,6 +143,13 @@ fn main() -> ExitCode {
             args.window.max(1)
         },
         expect: args.expect,
+        io: args
+            .io
+            .unwrap_or(if args.window <= 1 && delayed_read.is_none() {
+                Io::Single
+            } else {
+                Io::Threads
+            }),
         delayed_read,
         sample_every: Duration::from_millis(args.sample_ms.max(1)),
         timeout: Duration::from_secs(args.timeout_s),

@@ -29,6 +29,7 @@ impl Report {
             "method": plan.method,
             "requests": plan.requests,
             "window": plan.window,
+            "io": format!("{:?}", plan.io).to_lowercase(),
         });
         Self {
             figures: figures.as_object().cloned().unwrap_or_default(),

@@ -28,9 +28,28 @@ fn failures(figures: &Value) -> String {
     figures["failures"].to_string()
 }
 
+const IO_LOOPS: [&str; 2] = ["single", "threads"];
+
 #[test]
 fn a_correct_server_passes_every_check() {
-    let (code, figures) = loadgen("ok", &["-n", "300", "-w", "8", "--expect", "error:-32601"]);
+    for io in IO_LOOPS {
+        a_correct_server_passes_with(io);
+    }
+}
+
+fn a_correct_server_passes_with(io: &str) {
+    let options = [
+        "-n",
+        "300",
+        "-w",
+        "8",
+        "--expect",
+        "error:-32601",
+        "--io",
+        io,
+    ];
+    let (code, figures) = loadgen("ok", &options);
+    assert_eq!(figures["io"], io);
     assert_eq!(code, 0, "{}", failures(&figures));
     assert_eq!(figures["ok"], true);
     assert_eq!(figures["received"], 300);
@@ -44,18 +63,23 @@ fn a_correct_server_passes_every_check() {
 
 #[test]
 fn duplicate_responses_fail_the_run() {
-    let (code, figures) = loadgen("duplicate", &["-n", "20", "-w", "4"]);
-    assert_eq!(code, 1);
-    assert_eq!(figures["duplicates"], 1);
-    assert!(failures(&figures).contains("duplicate"));
+    for io in IO_LOOPS {
+        let (code, figures) = loadgen("duplicate", &["-n", "20", "-w", "4", "--io", io]);
+        assert_eq!(code, 1);
+        assert_eq!(figures["duplicates"], 1);
+        assert!(failures(&figures).contains("duplicate"));
+    }
 }
 
 #[test]
 fn a_missing_response_times_out() {
-    let (code, figures) = loadgen("drop", &["-n", "20", "-w", "4", "--timeout-s", "2"]);
-    assert_eq!(code, 1);
-    assert_eq!(figures["timed_out"], true);
-    assert_eq!(figures["all_arrived"], false);
+    for io in IO_LOOPS {
+        let options = ["-n", "20", "-w", "4", "--timeout-s", "2", "--io", io];
+        let (code, figures) = loadgen("drop", &options);
+        assert_eq!(code, 1);
+        assert_eq!(figures["timed_out"], true);
+        assert_eq!(figures["all_arrived"], false);
+    }
 }
 
 #[test]
