@@ -154,8 +154,31 @@ fn canonical_json(value: &Value) -> String {
     }
 }
 
-/// The router's response future.
-pub type RouterFuture = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+/// The router's response future: the bound service's, or the `-32601` for an unbound method.
+pub enum RouterFuture {
+    /// The bound service's future.
+    Routed(Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>),
+    /// Answered by the router itself; `None` once taken.
+    Answered(Option<Response>),
+}
+
+impl Future for RouterFuture {
+    type Output = Result<Response, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            RouterFuture::Routed(future) => future.as_mut().poll(cx),
+            RouterFuture::Answered(response) => {
+                Poll::Ready(Ok(response.take().unwrap_or_else(|| {
+                    Response::error(
+                        wsp_protocol::Id::Null,
+                        error::internal_error("an answer was polled twice"),
+                    )
+                })))
+            }
+        }
+    }
+}
 
 impl Service<Request> for Router {
     type Response = Response;
@@ -176,12 +199,11 @@ impl Service<Request> for Router {
 
     fn call(&mut self, request: Request) -> Self::Future {
         match self.routes.get_mut(&request.method) {
-            Some(route) => route.service.call(request),
-            None => {
-                let response =
-                    Response::error(request.id, error::method_not_found(&request.method));
-                Box::pin(std::future::ready(Ok(response)))
-            }
+            Some(route) => RouterFuture::Routed(route.service.call(request)),
+            None => RouterFuture::Answered(Some(Response::error(
+                request.id,
+                error::method_not_found(&request.method),
+            ))),
         }
     }
 }

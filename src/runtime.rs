@@ -65,6 +65,7 @@ where
         output_broken: false,
         unflushed: false,
         in_flight: FuturesUnordered::new(),
+        ready: VecDeque::new(),
         parked: None,
         status: 0,
         closes_at: None,
@@ -80,6 +81,8 @@ struct Session<S: Service<Request, Response = Response, Error = Infallible>, I, 
     output_broken: bool,
     unflushed: bool,
     in_flight: FuturesUnordered<Answer<S::Future>>,
+    /// Answers ready and not yet in the output.
+    ready: VecDeque<Bytes>,
     /// The rest of a payload whose next request waits for the stack to be ready.
     parked: Option<Parked<S::Future>>,
     status: ExitStatus,
@@ -116,6 +119,7 @@ where
             if self.input.is_none()
                 && self.parked.is_none()
                 && self.in_flight.is_empty()
+                && self.ready.is_empty()
                 && !self.unflushed
             {
                 return Poll::Ready(self.status);
@@ -128,8 +132,8 @@ where
 
     /// Moves every ready answer into the output while it takes more.
     fn write_answers(&mut self, cx: &mut Context<'_>) -> bool {
-        let mut progressed = false;
-        loop {
+        let mut progressed = collect_ready(&mut self.in_flight, &mut self.ready, cx);
+        while !self.ready.is_empty() {
             if !self.output_broken {
                 match Pin::new(&mut self.output).poll_ready(cx) {
                     Poll::Ready(Ok(())) => {}
@@ -137,18 +141,19 @@ where
                     Poll::Pending => return progressed,
                 }
             }
-            let answer = match Pin::new(&mut self.in_flight).poll_next(cx) {
-                Poll::Ready(Some(answer)) => answer,
-                Poll::Ready(None) | Poll::Pending => return progressed,
-            };
             progressed = true;
-            if let (Some(payload), false) = (answer, self.output_broken) {
-                match Pin::new(&mut self.output).start_send(payload) {
-                    Ok(()) => self.unflushed = true,
-                    Err(e) => self.broken(&e),
-                }
+            let Some(payload) = self.ready.pop_front() else {
+                break;
+            };
+            if self.output_broken {
+                continue;
+            }
+            match Pin::new(&mut self.output).start_send(payload) {
+                Ok(()) => self.unflushed = true,
+                Err(e) => self.broken(&e),
             }
         }
+        progressed
     }
 
     fn flush(&mut self, cx: &mut Context<'_>) {
@@ -179,7 +184,8 @@ where
                 }
                 progressed = true;
             }
-            if self.unflushed || self.in_flight.len() >= self.options.max_pending {
+            if self.unflushed || self.in_flight.len() + self.ready.len() >= self.options.max_pending
+            {
                 return progressed;
             }
             let Some(input) = self.input.as_mut() else {
@@ -257,13 +263,19 @@ where
             };
             match parked.batch.as_mut() {
                 Some(batch) => batch.push(element),
-                None => self.in_flight.push(Answer::Single(element)),
+                None => {
+                    // Polled before the next message is read: what is answered at once costs
+                    // no more, and what is still running is set up (cancellable) in read order.
+                    self.in_flight.push(Answer::Single(element));
+                    collect_ready(&mut self.in_flight, &mut self.ready, cx);
+                }
             }
         }
         if let Some(Some(batch)) = self.parked.take().map(|parked| parked.batch) {
             if !batch.is_empty() {
                 self.in_flight
                     .push(Answer::Batch(futures::future::join_all(batch)));
+                collect_ready(&mut self.in_flight, &mut self.ready, cx);
             }
         }
         if ended {
@@ -273,7 +285,7 @@ where
     }
 
     fn answer_now(&mut self, response: &Response) {
-        self.in_flight.push(Answer::Ready(encode(response)));
+        self.ready.extend(encode(response));
     }
 
     fn end_input(&mut self) {
@@ -285,6 +297,23 @@ where
             self.closes_at = Some(Box::pin(tokio::time::sleep_until(deadline)));
         }
     }
+}
+
+/// Polls what is in flight and queues every answer that is ready; whether there was one.
+fn collect_ready<F>(
+    in_flight: &mut FuturesUnordered<Answer<F>>,
+    ready: &mut VecDeque<Bytes>,
+    cx: &mut Context<'_>,
+) -> bool
+where
+    F: Future<Output = Result<Response, Infallible>>,
+{
+    let mut any = false;
+    while let Poll::Ready(Some(answer)) = Pin::new(&mut *in_flight).poll_next(cx) {
+        any = true;
+        ready.extend(answer);
+    }
+    any
 }
 
 fn encode(value: &impl serde::Serialize) -> Option<Bytes> {
@@ -323,12 +352,11 @@ where
     }
 }
 
-/// One payload's answer on its way: a message's, a batch's array, or bytes known already.
+/// One payload's answer on its way: a message's, or a batch's array.
 #[pin_project(project = AnswerProj)]
 enum Answer<F: Future<Output = Result<Response, Infallible>>> {
     Single(#[pin] Element<F>),
     Batch(#[pin] futures::future::JoinAll<Element<F>>),
-    Ready(Option<Bytes>),
 }
 
 impl<F> Future for Answer<F>
@@ -341,7 +369,6 @@ where
         match self.project() {
             AnswerProj::Single(element) => element.poll(cx).map(|response| encode(&response)),
             AnswerProj::Batch(elements) => elements.poll(cx).map(|responses| encode(&responses)),
-            AnswerProj::Ready(payload) => Poll::Ready(payload.take()),
         }
     }
 }

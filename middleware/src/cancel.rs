@@ -21,7 +21,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use pin_project::pin_project;
-use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+use tokio::sync::oneshot;
 use tower::{Layer, Service};
 use wsp_protocol::{error, Id, Notification, Request, Response};
 
@@ -35,7 +35,7 @@ pub const CANCEL_REQUEST: &str = "$/cancelRequest";
 #[derive(Debug, Default)]
 struct Running {
     next_serial: u64,
-    by_id: HashMap<Id, (u64, CancellationToken)>,
+    by_id: HashMap<Id, (u64, oneshot::Sender<()>)>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -48,19 +48,19 @@ impl Registry {
         self.running.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn register(&self, id: &Id) -> (Registration, WaitForCancellationFutureOwned) {
-        let token = CancellationToken::new();
+    fn register(&self, id: &Id) -> (Registration, oneshot::Receiver<()>) {
+        let (cancel, cancelled) = oneshot::channel();
         let mut running = self.lock();
         running.next_serial += 1;
         let serial = running.next_serial;
-        running.by_id.insert(id.clone(), (serial, token.clone()));
+        running.by_id.insert(id.clone(), (serial, cancel));
         drop(running);
         let registration = Registration {
             registry: self.clone(),
             id: id.clone(),
             serial,
         };
-        (registration, token.cancelled_owned())
+        (registration, cancelled)
     }
 
     fn cancel(&self, notification: &Notification) {
@@ -74,9 +74,10 @@ impl Registry {
             return;
         };
         match self.lock().by_id.remove(&id) {
-            Some((_, token)) => {
+            Some((_, cancel)) => {
                 tracing::debug!(%id, "request cancelled by the client");
-                token.cancel();
+                // The request may have finished since; then nobody listens, which is fine.
+                let _ = cancel.send(());
             }
             None => tracing::debug!(%id, "$/cancelRequest for no running request ignored"),
         }
@@ -148,11 +149,10 @@ where
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let (registration, cancelled) = self.registry.register(&request.id);
+        let id = request.id.clone();
         ResponseFuture {
             inner: Some(self.inner.call(request)),
-            cancelled,
-            registration: Some(registration),
+            state: Listener::Unregistered(self.registry.clone(), id),
         }
     }
 }
@@ -176,9 +176,18 @@ impl<S: Notify> Notify for Cancel<S> {
 pub struct ResponseFuture<F> {
     #[pin]
     inner: Option<F>,
-    #[pin]
-    cancelled: WaitForCancellationFutureOwned,
-    registration: Option<Registration>,
+    state: Listener,
+}
+
+/// A request is registered the first time its answer is not ready at once, so a request
+/// answered on its first poll costs no registry entry. The runtime polls each request before it
+/// reads the next message, so a `$/cancelRequest` always finds a request still running.
+#[derive(Debug)]
+enum Listener {
+    Unregistered(Registry, Id),
+    Listening(Registration, oneshot::Receiver<()>),
+    /// A newer request took this id: this one can no longer be named.
+    Deaf,
 }
 
 impl<F> Future for ResponseFuture<F>
@@ -194,16 +203,28 @@ where
         };
         if let Poll::Ready(output) = inner.poll(cx) {
             this.inner.set(None);
-            this.registration.take();
+            *this.state = Listener::Deaf;
             return Poll::Ready(output);
         }
-        std::task::ready!(this.cancelled.poll(cx));
+        if let Listener::Unregistered(registry, id) = &*this.state {
+            let (registration, cancelled) = registry.register(id);
+            *this.state = Listener::Listening(registration, cancelled);
+        }
+        let Listener::Listening(registration, cancelled) = &mut *this.state else {
+            return Poll::Pending;
+        };
+        match Pin::new(cancelled).poll(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Ok(())) => {}
+            Poll::Ready(Err(_)) => {
+                *this.state = Listener::Deaf;
+                return Poll::Pending;
+            }
+        }
+        let id = registration.id.clone();
         // Dropping the inner future tears down whatever the handler owns.
         this.inner.set(None);
-        let id = this
-            .registration
-            .take()
-            .map_or(Id::Null, |registration| registration.id.clone());
+        *this.state = Listener::Deaf;
         Poll::Ready(Ok(Response::error(
             id,
             error::error(error::REQUEST_CANCELLED, "Request cancelled", None),

@@ -27,7 +27,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use pin_project::pin_project;
-use tokio::sync::watch;
+use tokio::sync::Notify as IdleNotify;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use tower::{Layer, Service};
 use wsp_protocol::error::{self, INTERNAL_ERROR};
@@ -56,7 +56,10 @@ pub struct DrainReport {
 
 #[derive(Debug)]
 struct Shared {
-    in_flight: watch::Sender<usize>,
+    in_flight: AtomicUsize,
+    /// Set once a drain waits: only then does the last request out wake it.
+    draining: AtomicBool,
+    idle: IdleNotify,
     finished: AtomicUsize,
     cancelled: AtomicUsize,
     cancel: CancellationToken,
@@ -86,7 +89,9 @@ impl Drain {
     pub fn with_deadline(deadline: Duration) -> Self {
         Drain {
             shared: Arc::new(Shared {
-                in_flight: watch::Sender::new(0),
+                in_flight: AtomicUsize::new(0),
+                draining: AtomicBool::new(false),
+                idle: IdleNotify::new(),
                 finished: AtomicUsize::new(0),
                 cancelled: AtomicUsize::new(0),
                 cancel: CancellationToken::new(),
@@ -105,7 +110,7 @@ impl Drain {
 
     /// Requests called and not yet completed or dropped.
     pub fn in_flight(&self) -> usize {
-        *self.shared.in_flight.borrow()
+        self.shared.in_flight.load(Ordering::SeqCst)
     }
 
     /// Waits until nothing is in flight or `deadline` passes, then cancels what is left and
@@ -113,8 +118,8 @@ impl Drain {
     pub async fn drain(&self, deadline: Duration) -> DrainReport {
         let finished_before = self.shared.finished.load(Ordering::SeqCst);
         let cancelled_before = self.shared.cancelled.load(Ordering::SeqCst);
-        let mut in_flight = self.shared.in_flight.subscribe();
-        let idle = tokio::time::timeout(deadline, wait_idle(&mut in_flight)).await;
+        self.shared.draining.store(true, Ordering::SeqCst);
+        let idle = tokio::time::timeout(deadline, self.wait_idle()).await;
         if idle.is_err() {
             tracing::warn!(
                 in_flight = self.in_flight(),
@@ -122,7 +127,7 @@ impl Drain {
                 "drain deadline passed: cancelling what is left"
             );
             self.shared.cancel.cancel();
-            wait_idle(&mut in_flight).await;
+            self.wait_idle().await;
         }
         let report = DrainReport {
             finished: self.shared.finished.load(Ordering::SeqCst) - finished_before,
@@ -154,17 +159,24 @@ impl Drain {
         Some(ends)
     }
 
+    async fn wait_idle(&self) {
+        loop {
+            let notified = self.shared.idle.notified();
+            let mut notified = std::pin::pin!(notified);
+            notified.as_mut().enable();
+            if self.in_flight() == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+
     fn register(&self) -> InFlight {
-        self.shared.in_flight.send_modify(|n| *n += 1);
+        self.shared.in_flight.fetch_add(1, Ordering::SeqCst);
         InFlight {
             shared: Arc::clone(&self.shared),
         }
     }
-}
-
-async fn wait_idle(in_flight: &mut watch::Receiver<usize>) {
-    // The sender lives in `Shared`, which the caller holds, so this can't see a closed channel.
-    let _ = in_flight.wait_for(|n| *n == 0).await;
 }
 
 /// One request in flight; released on drop.
@@ -175,9 +187,10 @@ struct InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.shared
-            .in_flight
-            .send_modify(|n| *n = n.saturating_sub(1));
+        let before = self.shared.in_flight.fetch_sub(1, Ordering::SeqCst);
+        if before == 1 && self.shared.draining.load(Ordering::SeqCst) {
+            self.shared.idle.notify_waiters();
+        }
     }
 }
 
@@ -224,7 +237,7 @@ where
         let future = self.inner.call(request);
         ResponseFuture {
             inner: Some(future),
-            cancelled: self.drain.shared.cancel.clone().cancelled_owned(),
+            cancelled: None,
             id: Some(id),
             guard: Some(guard),
         }
@@ -247,8 +260,10 @@ impl<S: Notify> Notify for DrainService<S> {
 pub struct ResponseFuture<F> {
     #[pin]
     inner: Option<F>,
+    /// Made the first time the inner future is pending: a request answered at once never
+    /// touches the cancellation token.
     #[pin]
-    cancelled: WaitForCancellationFutureOwned,
+    cancelled: Option<WaitForCancellationFutureOwned>,
     id: Option<Id>,
     guard: Option<InFlight>,
 }
@@ -271,7 +286,15 @@ where
             }
             return Poll::Ready(output);
         }
-        std::task::ready!(this.cancelled.poll(cx));
+        if this.cancelled.is_none() {
+            if let Some(guard) = this.guard.as_ref() {
+                let token = guard.shared.cancel.clone();
+                this.cancelled.set(Some(token.cancelled_owned()));
+            }
+        }
+        if let Some(cancelled) = this.cancelled.as_mut().as_pin_mut() {
+            std::task::ready!(cancelled.poll(cx));
+        }
         this.inner.set(None);
         if let Some(guard) = this.guard.take() {
             guard.shared.cancelled.fetch_add(1, Ordering::SeqCst);

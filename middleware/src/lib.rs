@@ -43,7 +43,7 @@ pub use concurrency::{HandlerLimit, HandlerLimitLayer, DEFAULT_HANDLER_LIMIT};
 pub use drain::{Drain, DrainLayer, DrainReport, DrainService, DEFAULT_DRAIN_DEADLINE};
 pub use lifecycle::{Lifecycle, LifecycleGate, LifecycleLayer, LifecycleState};
 pub use notify::{BoxSession, ExitStatus, Notify, RequestsOnly, RequestsOnlyLayer};
-pub use stack::{standard_stack, LayerPosition, StackConfig, StackHandles};
+pub use stack::{standard_stack, LayerPosition, Slot, StackConfig, StackHandles, StandardStack};
 pub use trace::{Trace, TraceLayer};
 pub use validation::{handler_fn, typed, ValidateParams, ValidateParamsLayer};
 

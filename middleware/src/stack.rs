@@ -15,17 +15,25 @@
 //! | *[`LayerPosition::BeforeRouter`]* | | |
 //! | the router | `-32601` for unknown methods, then params validation | handlers by method; unknown ones ignored |
 //!
-//! Every layer is always ready, so the runtime never stops reading for handler capacity.
+//! Every layer is always ready, so the runtime never stops reading for handler capacity. A
+//! position without custom layers costs nothing: the stack is one concrete type, and only the
+//! part under custom layers is boxed.
 
 use std::convert::Infallible;
-use std::time::Duration;
+use std::future::Future;
+use std::ops::ControlFlow;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
+use pin_project::pin_project;
 use tower::{Layer, Service};
-use wsp_protocol::{Request, Response};
+use wsp_protocol::{Notification, Request, Response};
 
-use crate::notify::{BoxSession, Notify, RequestsOnlyLayer};
+use crate::notify::{BoxResponseFuture, BoxSession, ExitStatus, Notify, RequestsOnlyLayer};
 use crate::{
-    CancelLayer, CatchPanicLayer, Drain, HandlerLimitLayer, Lifecycle, LifecycleLayer, TraceLayer,
+    Cancel, CancelLayer, CatchPanic, CatchPanicLayer, Drain, DrainService, HandlerLimit,
+    HandlerLimitLayer, Lifecycle, LifecycleGate, LifecycleLayer, Trace, TraceLayer,
 };
 
 /// Where a custom layer goes in the standard stack (see the [module docs](self)).
@@ -45,10 +53,8 @@ type Wrap = Box<dyn FnOnce(BoxSession) -> BoxSession + Send>;
 
 /// What [`standard_stack`] builds: its settings and the tool author's layers.
 pub struct StackConfig {
-    /// How long the drain waits at the end of input before cancelling.
-    pub drain_deadline: Duration,
-    /// How many handlers run at once.
-    pub handler_limit: usize,
+    drain_deadline: Duration,
+    handler_limit: usize,
     layers: Vec<(LayerPosition, Wrap)>,
 }
 
@@ -63,6 +69,18 @@ impl Default for StackConfig {
 }
 
 impl StackConfig {
+    /// How long the drain waits at the end of input before cancelling (default 5 s).
+    pub fn drain_deadline(mut self, deadline: Duration) -> Self {
+        self.drain_deadline = deadline;
+        self
+    }
+
+    /// How many handlers run at once (default 64, at least 1).
+    pub fn handler_limit(mut self, limit: usize) -> Self {
+        self.handler_limit = limit.max(1);
+        self
+    }
+
     /// Adds a layer that sees requests and notifications (its service implements [`Notify`]).
     /// At one position, layers added later wrap those added earlier.
     pub fn layer<L>(&mut self, position: LayerPosition, layer: L)
@@ -90,15 +108,28 @@ impl StackConfig {
         self.layer(position, RequestsOnlyLayer::new(layer));
     }
 
-    fn wrap(&mut self, position: LayerPosition, mut service: BoxSession) -> BoxSession {
-        let (mine, rest) = std::mem::take(&mut self.layers)
+    /// Applies the layers at `position`; with none there, `service` stays as it is (no box).
+    fn wrap<S>(&mut self, position: LayerPosition, service: S) -> Slot<S>
+    where
+        S: Service<Request, Response = Response, Error = Infallible>
+            + Notify
+            + Clone
+            + Send
+            + 'static,
+        S::Future: Send + 'static,
+    {
+        let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.layers)
             .into_iter()
             .partition(|(at, _)| *at == position);
         self.layers = rest;
+        if mine.is_empty() {
+            return Slot::Plain(service);
+        }
+        let mut service = BoxSession::new(service);
         for (_, wrap) in mine {
             service = wrap(service);
         }
-        service
+        Slot::Layered(service)
     }
 }
 
@@ -111,8 +142,12 @@ pub struct StackHandles {
     pub drain: Drain,
 }
 
+/// The stack [`standard_stack`] builds around a router `R`.
+pub type StandardStack<R> =
+    Slot<Trace<CatchPanic<DrainService<Cancel<Slot<LifecycleGate<HandlerLimit<Slot<R>>>>>>>>>;
+
 /// Builds the standard stack around `router` (see the [module docs](self)).
-pub fn standard_stack<R>(router: R, mut config: StackConfig) -> (BoxSession, StackHandles)
+pub fn standard_stack<R>(router: R, mut config: StackConfig) -> (StandardStack<R>, StackHandles)
 where
     R: Service<Request, Response = Response, Error = Infallible> + Notify + Clone + Send + 'static,
     R::Future: Send + 'static,
@@ -120,12 +155,84 @@ where
     let lifecycle = Lifecycle::new();
     let drain = Drain::with_deadline(config.drain_deadline);
 
-    let routed = config.wrap(LayerPosition::BeforeRouter, BoxSession::new(router));
+    let routed = config.wrap(LayerPosition::BeforeRouter, router);
     let gated = LifecycleLayer::new(lifecycle.clone())
         .layer(HandlerLimitLayer::new(config.handler_limit).layer(routed));
-    let gated = config.wrap(LayerPosition::BeforeLifecycle, BoxSession::new(gated));
+    let gated = config.wrap(LayerPosition::BeforeLifecycle, gated);
     let session = TraceLayer::new()
         .layer(CatchPanicLayer::new().layer(drain.layer().layer(CancelLayer::new().layer(gated))));
-    let session = config.wrap(LayerPosition::Outermost, BoxSession::new(session));
+    let session = config.wrap(LayerPosition::Outermost, session);
     (session, StackHandles { lifecycle, drain })
+}
+
+/// A place in the stack where custom layers may go: the service as it is, or boxed under the
+/// layers put there.
+#[derive(Debug, Clone)]
+pub enum Slot<S> {
+    /// No custom layer here.
+    Plain(S),
+    /// The service under the custom layers, type-erased.
+    Layered(BoxSession),
+}
+
+impl<S> Service<Request> for Slot<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = SlotFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        match self {
+            Slot::Plain(service) => service.poll_ready(cx),
+            Slot::Layered(service) => service.poll_ready(cx),
+        }
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        match self {
+            Slot::Plain(service) => SlotFuture::Plain(service.call(request)),
+            Slot::Layered(service) => SlotFuture::Layered(service.call(request)),
+        }
+    }
+}
+
+impl<S: Notify> Notify for Slot<S> {
+    fn notify(&mut self, notification: &Notification) -> ControlFlow<ExitStatus> {
+        match self {
+            Slot::Plain(service) => service.notify(notification),
+            Slot::Layered(service) => service.notify(notification),
+        }
+    }
+
+    fn input_ended(&mut self) -> Option<Instant> {
+        match self {
+            Slot::Plain(service) => service.input_ended(),
+            Slot::Layered(service) => service.input_ended(),
+        }
+    }
+}
+
+/// The response of a [`Slot`].
+#[pin_project(project = SlotFutureProj)]
+pub enum SlotFuture<F> {
+    /// The plain service's future.
+    Plain(#[pin] F),
+    /// The layered service's future.
+    Layered(#[pin] BoxResponseFuture),
+}
+
+impl<F> Future for SlotFuture<F>
+where
+    F: Future<Output = Result<Response, Infallible>>,
+{
+    type Output = Result<Response, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project() {
+            SlotFutureProj::Plain(future) => future.poll(cx),
+            SlotFutureProj::Layered(future) => future.poll(cx),
+        }
+    }
 }

@@ -6,7 +6,7 @@
 
 use jsonrpsee_types::ErrorObjectOwned;
 use serde::ser::SerializeMap;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::error;
@@ -62,7 +62,118 @@ pub enum Payload {
 }
 
 /// Classifies one payload.
+///
+/// Well-formed messages are read straight into their parts; anything else (a member of the
+/// wrong type, a duplicate member, an element that is not an object) goes through a
+/// [`Value`] first, with the same outcome as [`parse_payload_via_value`].
 pub fn parse_payload(text: &str) -> Payload {
+    let fast = if text.trim_start().starts_with('[') {
+        serde_json::from_str::<Vec<ObjectEnvelope<'_>>>(text)
+            .ok()
+            .map(|envelopes| match envelopes.is_empty() {
+                true => Payload::EmptyBatch,
+                false => Payload::Batch(envelopes.into_iter().map(|e| e.0.classify()).collect()),
+            })
+    } else {
+        serde_json::from_str::<ObjectEnvelope<'_>>(text)
+            .ok()
+            .map(|envelope| Payload::Single(envelope.0.classify()))
+    };
+    fast.unwrap_or_else(|| parse_payload_via_value(text))
+}
+
+/// The members of a message object that classification reads; `Some` means present (even as
+/// `null`). Unknown members are ignored.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(default, borrow)]
+    jsonrpc: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    method: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    params: Option<Value>,
+}
+
+/// An [`Envelope`] read only from a JSON object (a derived `Deserialize` would take an array
+/// as well).
+struct ObjectEnvelope<'a>(Envelope<'a>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for ObjectEnvelope<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ObjectVisitor<'a>(std::marker::PhantomData<&'a ()>);
+
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for ObjectVisitor<'a> {
+            type Value = ObjectEnvelope<'a>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Self::Value, A::Error> {
+                Envelope::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(ObjectEnvelope)
+            }
+        }
+
+        deserializer.deserialize_map(ObjectVisitor(std::marker::PhantomData))
+    }
+}
+
+fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
+}
+
+impl Envelope<'_> {
+    /// The same decisions, in the same order, as [`classify`].
+    fn classify(self) -> Incoming {
+        let id = match self.id {
+            None => None,
+            Some(value) => match Id::from_value(&value) {
+                Some(id) => Some(id),
+                None => {
+                    return Incoming::Invalid {
+                        id: Id::Null,
+                        reason: "`id` must be a string, a number or null".into(),
+                    }
+                }
+            },
+        };
+        let invalid = |reason: &str| Incoming::Invalid {
+            id: id.clone().unwrap_or(Id::Null),
+            reason: reason.to_owned(),
+        };
+        if self.jsonrpc.as_deref() != Some("2.0") {
+            return invalid("`jsonrpc` must be \"2.0\"");
+        }
+        let Some(method) = self.method else {
+            return invalid("`method` is missing");
+        };
+        match id {
+            Some(id) => Incoming::Request(Request {
+                id,
+                method,
+                params: self.params,
+            }),
+            None => Incoming::Notification(Notification {
+                method,
+                params: self.params,
+            }),
+        }
+    }
+}
+
+/// Classifies one payload by parsing it into a [`Value`] first: the reference for
+/// [`parse_payload`], which takes a shorter way for well-formed messages.
+pub fn parse_payload_via_value(text: &str) -> Payload {
     match serde_json::from_str::<Value>(text) {
         Err(e) => Payload::NotJson(e.to_string()),
         Ok(Value::Array(items)) if items.is_empty() => Payload::EmptyBatch,

@@ -152,14 +152,14 @@ impl ServerBuilder {
 
     /// How long the drain waits for in-flight requests (default 5 s).
     pub fn drain_timeout(mut self, timeout: Duration) -> Self {
-        self.stack.drain_deadline = timeout;
+        self.stack = self.stack.drain_deadline(timeout);
         self
     }
 
     /// How many handlers run at once (default 64, at least 1). Requests past it wait for a
     /// slot; reading goes on.
     pub fn concurrency_limit(mut self, limit: usize) -> Self {
-        self.stack.handler_limit = limit.max(1);
+        self.stack = self.stack.handler_limit(limit);
         self
     }
 
