@@ -29,6 +29,9 @@ if [[ -z "${WSP_BIN:-}" ]]; then
     echo "building wsp in $ROOT" >&2
     (cd "$ROOT" && env -u CARGO_TARGET_DIR cargo build --release --bin wsp --quiet)
     WSP_BIN="$ROOT/target/release/wsp"
+    WSP_FROM="the working tree at $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
+else
+    WSP_FROM="prebuilt $WSP_BIN"
 fi
 
 # Prints the loadgen arguments that start server $1 (handshake flag, label, command).
@@ -81,7 +84,7 @@ for repeat in $(seq 1 "$REPEAT"); do
 done
 
 echo
-echo "Peer benchmark, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $(uname -r), wsp at $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')."
+echo "Peer benchmark, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $(uname -r); wsp: $WSP_FROM."
 echo "Medians of $REPEAT interleaved runs; ratios are to async-lsp. Runs: $RESULTS"
 echo
 "$BIN/peer-table" "$RESULTS" async-lsp

@@ -164,7 +164,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Err(err) = session::handshake(&mut server, &init_params, args.lsp) {
+    if let Err(err) = session::handshake(&mut server, &init_params, args.lsp, plan.timeout) {
         report.failures.push(format!("handshake: {err}"));
         let _ = server.child.kill();
         let _ = server.child.wait();

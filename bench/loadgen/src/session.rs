@@ -4,7 +4,11 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread;
 use std::time::{Duration, Instant};
+
+use rustix::process::{kill_process, Pid, Signal};
 
 use crate::frame::{push_frame, scan, FrameReader};
 
@@ -77,9 +81,35 @@ fn send(stdin: &mut ChildStdin, body: &str) -> io::Result<()> {
     stdin.flush()
 }
 
-/// `initialize` (then `initialized` for LSP servers); fails unless the server answers a result.
-pub fn handshake(server: &mut Server, init_params: &str, lsp: bool) -> Result<(), String> {
-    if !call(server, 0, "initialize", Some(init_params))? {
+/// Runs `work`, killing the server if it takes longer than `limit` (so a blocked read ends).
+fn killing_after<T>(pid: u32, limit: Duration, work: impl FnOnce() -> T) -> T {
+    let (done, finished) = mpsc::channel::<()>();
+    let watchdog = thread::spawn(move || {
+        if let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(limit) {
+            if let Some(pid) = Pid::from_raw(pid as i32) {
+                let _ = kill_process(pid, Signal::KILL);
+            }
+        }
+    });
+    let result = work();
+    let _ = done.send(());
+    let _ = watchdog.join();
+    result
+}
+
+/// `initialize` (then `initialized` for LSP servers); fails unless the server answers a result
+/// within `limit`.
+pub fn handshake(
+    server: &mut Server,
+    init_params: &str,
+    lsp: bool,
+    limit: Duration,
+) -> Result<(), String> {
+    let pid = server.pid;
+    let initialized = killing_after(pid, limit, || {
+        call(server, 0, "initialize", Some(init_params))
+    });
+    if !initialized? {
         return Err("initialize was answered with an error".into());
     }
     if lsp {
@@ -106,10 +136,14 @@ pub struct Ending {
     pub error: Option<String>,
 }
 
-/// `shutdown`, `exit`, stdin closed, then the exit status (killing the server after `grace`).
+/// `shutdown`, `exit`, stdin closed, then the exit status (the server is killed when either
+/// takes longer than `grace`).
 pub fn finish(mut server: Server, shutdown_id: u64, grace: Duration) -> Ending {
     let mut ending = Ending::default();
-    match call(&mut server, shutdown_id, "shutdown", None) {
+    let answered = killing_after(server.pid, grace, || {
+        call(&mut server, shutdown_id, "shutdown", None)
+    });
+    match answered {
         Ok(ok) => ending.shutdown_ok = ok,
         Err(err) => ending.error = Some(err),
     }

@@ -83,6 +83,17 @@ fn a_missing_response_times_out() {
 }
 
 #[test]
+fn a_server_that_never_answers_initialize_is_killed() {
+    let (code, figures) = loadgen("mute", &["-n", "10", "--timeout-s", "1"]);
+    assert_eq!(code, 1);
+    assert!(
+        failures(&figures).contains("handshake"),
+        "{}",
+        failures(&figures)
+    );
+}
+
+#[test]
 fn responses_other_than_expected_fail_the_run() {
     let (code, figures) = loadgen("wrong-code", &["-n", "10", "--expect", "error:-32601"]);
     assert_eq!(code, 1);
