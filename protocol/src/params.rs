@@ -119,6 +119,9 @@ impl Params for IdParams {
     }
 }
 
+/// Longest `timeout_ms` an `environment/execute` accepts: 24 hours.
+pub const MAX_TIMEOUT_MS: u64 = 86_400_000;
+
 /// `environment/execute` params.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecuteParams {
@@ -130,6 +133,65 @@ pub struct ExecuteParams {
     pub cwd: Option<String>,
     /// Variables set on top of the environment's activation.
     pub env: BTreeMap<String, String>,
+    /// Written to the child's stdin, which is then closed; `None`: stdin is the null device.
+    pub stdin: Option<String>,
+    /// Milliseconds, 1–[`MAX_TIMEOUT_MS`], after which the command is killed.
+    pub timeout_ms: Option<u64>,
+    /// The most bytes of each stream kept (at least 1); `None`: the server's default.
+    pub max_output_bytes: Option<u64>,
+    /// Whether output is also sent, as it arrives, in `environment/output` notifications.
+    pub stream: bool,
+    /// Resource limits for the child.
+    pub limits: ExecuteLimits,
+}
+
+/// `environment/execute`'s `limits`: each one, when set, is at least 1 and becomes the
+/// child's soft and hard rlimit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExecuteLimits {
+    /// Address space, in bytes (`RLIMIT_AS`).
+    pub memory_bytes: Option<u64>,
+    /// CPU time, in seconds (`RLIMIT_CPU`).
+    pub cpu_seconds: Option<u64>,
+    /// Processes of the user (`RLIMIT_NPROC`).
+    pub processes: Option<u64>,
+    /// Open file descriptors (`RLIMIT_NOFILE`).
+    pub open_files: Option<u64>,
+}
+
+impl ExecuteLimits {
+    /// The field names `limits` takes.
+    pub const FIELDS: [&'static str; 4] =
+        ["memory_bytes", "cpu_seconds", "processes", "open_files"];
+
+    /// Reads `limits`; violations come in [`Self::FIELDS`] order, then unknown fields sorted
+    /// by name, whatever order the object had.
+    fn read(reader: &mut ParamReader<'_>) -> Self {
+        let Some(object) = reader.optional_object("limits") else {
+            return ExecuteLimits::default();
+        };
+        let mut read = |name: &str| {
+            let value = object.get(name).filter(|value| !value.is_null())?;
+            reader.check_integer(&format!("limits.{name}"), value, 1, u64::MAX)
+        };
+        let limits = ExecuteLimits {
+            memory_bytes: read("memory_bytes"),
+            cpu_seconds: read("cpu_seconds"),
+            processes: read("processes"),
+            open_files: read("open_files"),
+        };
+        let mut unknown: Vec<&String> = object
+            .keys()
+            .filter(|key| !Self::FIELDS.contains(&key.as_str()))
+            .collect();
+        unknown.sort();
+        for key in unknown {
+            let known = Self::FIELDS.join(", ");
+            let message = format!("`limits.{key}` is not a limit wsp knows ({known})");
+            reader.violate(&format!("limits.{key}"), "unknown_field", message);
+        }
+        limits
+    }
 }
 
 impl Params for ExecuteParams {
@@ -156,17 +218,32 @@ impl Params for ExecuteParams {
                 reader.violate(&format!("env.{key}"), "env_value", message);
             }
         }
+        let stdin = reader.optional_string("stdin", 0, None);
+        let timeout_ms = reader.optional_integer("timeout_ms", 1, MAX_TIMEOUT_MS);
+        let max_output_bytes = reader.optional_integer("max_output_bytes", 1, u64::MAX);
+        let stream = reader.optional_bool("stream").unwrap_or(false);
+        let limits = ExecuteLimits::read(&mut reader);
         reader.finish(|| {
             Some(ExecuteParams {
                 id: id?,
                 argv: argv?,
                 cwd,
                 env: env.into_iter().collect(),
+                stdin,
+                timeout_ms,
+                max_output_bytes,
+                stream,
+                limits,
             })
         })
     }
 
     fn schema() -> Value {
+        let positive = json!({"type": "integer", "minimum": 1});
+        let limits: serde_json::Map<String, Value> = ExecuteLimits::FIELDS
+            .iter()
+            .map(|field| ((*field).to_owned(), positive.clone()))
+            .collect();
         object_schema(&[
             ("id", string_schema(1, None), true),
             (
@@ -174,10 +251,39 @@ impl Params for ExecuteParams {
                 json!({"type": "array", "items": {"type": "string"}, "minItems": 1}),
                 true,
             ),
-            ("cwd", json!({"type": ["string", "null"]}), false),
+            (
+                "cwd",
+                json!({"type": ["string", "null"], "minLength": 1, "pattern": "^/"}),
+                false,
+            ),
             (
                 "env",
-                json!({"type": ["object", "null"], "additionalProperties": {"type": "string"}}),
+                json!({
+                    "type": ["object", "null"],
+                    "propertyNames": {"minLength": 1, "pattern": "^[^=\\u0000]*$"},
+                    "additionalProperties": {"type": "string", "pattern": "^[^\\u0000]*$"},
+                }),
+                false,
+            ),
+            ("stdin", json!({"type": ["string", "null"]}), false),
+            (
+                "timeout_ms",
+                json!({"type": ["integer", "null"], "minimum": 1, "maximum": MAX_TIMEOUT_MS}),
+                false,
+            ),
+            (
+                "max_output_bytes",
+                json!({"type": ["integer", "null"], "minimum": 1}),
+                false,
+            ),
+            ("stream", json!({"type": ["boolean", "null"]}), false),
+            (
+                "limits",
+                json!({
+                    "type": ["object", "null"],
+                    "properties": limits,
+                    "additionalProperties": false,
+                }),
                 false,
             ),
         ])

@@ -14,12 +14,51 @@ pub struct Package {
 /// The result of `environment/execute`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExecuteResult {
-    /// The exit status; `-N` for a child killed by signal `N`.
+    /// The exit status; `-N` for a child killed by signal `N` (`-9` after a timeout).
     pub exit_code: i64,
     /// Captured stdout, decoded as UTF-8 with replacement characters.
     pub stdout: String,
     /// Captured stderr, decoded as UTF-8 with replacement characters.
     pub stderr: String,
+    /// Wall-clock milliseconds from the spawn until the command's output was collected.
+    #[serde(default)]
+    pub duration_ms: u64,
+    /// Whether `timeout_ms` expired and the command was killed.
+    #[serde(default)]
+    pub timed_out: bool,
+    /// Whether stdout went past `max_output_bytes` (the rest was read and discarded).
+    #[serde(default)]
+    pub stdout_truncated: bool,
+    /// Whether stderr went past `max_output_bytes` (the rest was read and discarded).
+    #[serde(default)]
+    pub stderr_truncated: bool,
+}
+
+/// One of a command's output streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputStream {
+    /// The command's standard output.
+    Stdout,
+    /// The command's standard error.
+    Stderr,
+}
+
+/// Params of the `environment/output` notification: output of a running
+/// `environment/execute` that asked for `stream: true`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputParams {
+    /// The id of the `environment/execute` request the output belongs to.
+    pub request_id: crate::Id,
+    /// Which stream it came from.
+    pub stream: OutputStream,
+    /// The output, decoded as UTF-8 with replacement; never ends inside a UTF-8 sequence.
+    pub data: String,
+}
+
+impl OutputParams {
+    /// The notification's method.
+    pub const METHOD: &'static str = "environment/output";
 }
 
 /// Who the server is.

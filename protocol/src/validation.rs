@@ -238,12 +238,110 @@ impl<'a> ParamReader<'a> {
         Some(pairs)
     }
 
+    /// An optional boolean (absent or `null` is `None`).
+    pub fn optional_bool(&mut self, name: &str) -> Option<bool> {
+        match self.field(name) {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(other) => {
+                self.violate(
+                    name,
+                    "type",
+                    format!("`{name}` must be a boolean, got {}", type_name(other)),
+                );
+                None
+            }
+        }
+    }
+
+    /// An optional integer in `min..=max` (absent or `null` is `None`).
+    pub fn optional_integer(&mut self, name: &str, min: u64, max: u64) -> Option<u64> {
+        match self.field(name) {
+            None | Some(Value::Null) => None,
+            Some(value) => self.check_integer(name, value, min, max),
+        }
+    }
+
+    /// Checks that `value`, the value of `field`, is an integer in `min..=max`. An integral
+    /// float such as `2.0` counts as an integer, as in JSON Schema.
+    pub fn check_integer(&mut self, field: &str, value: &Value, min: u64, max: u64) -> Option<u64> {
+        let Value::Number(number) = value else {
+            self.violate(
+                field,
+                "type",
+                format!("`{field}` must be an integer, got {}", type_name(value)),
+            );
+            return None;
+        };
+        let (rule, bound) = match read_integer(number) {
+            Reading::Fraction => {
+                let message = format!("`{field}` must be an integer, got {number}");
+                self.violate(field, "type", message);
+                return None;
+            }
+            Reading::Integer(integer) if (min..=max).contains(&integer) => return Some(integer),
+            Reading::Integer(integer) if integer < min => ("minimum", min),
+            Reading::Negative => ("minimum", min),
+            Reading::Integer(_) | Reading::TooLarge => ("maximum", max),
+        };
+        let relation = if rule == "minimum" {
+            "at least"
+        } else {
+            "at most"
+        };
+        let message = format!("`{field}` must be {relation} {bound}, got {number}");
+        self.violate(field, rule, message);
+        None
+    }
+
+    /// An optional object (absent or `null` is `None`), for the caller to read field by field.
+    pub fn optional_object(&mut self, name: &str) -> Option<&'a Map<String, Value>> {
+        match self.field(name) {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(map)) => Some(map),
+            Some(other) => {
+                self.violate(
+                    name,
+                    "type",
+                    format!("`{name}` must be an object, got {}", type_name(other)),
+                );
+                None
+            }
+        }
+    }
+
     /// The collected violations, or `Ok(value)` when there are none.
     pub fn finish<T>(self, build: impl FnOnce() -> Option<T>) -> Result<T, Vec<Violation>> {
         if !self.violations.is_empty() {
             return Err(self.violations);
         }
         build().ok_or_else(|| vec![Violation::new("params", "type", "params could not be read")])
+    }
+}
+
+/// A JSON number as a candidate for a `u64`.
+enum Reading {
+    Integer(u64),
+    Negative,
+    TooLarge,
+    Fraction,
+}
+
+fn read_integer(number: &serde_json::Number) -> Reading {
+    if let Some(integer) = number.as_u64() {
+        return Reading::Integer(integer);
+    }
+    // A negative integer, a float, or (with arbitrary precision) a very large integer.
+    let float = number.as_f64().unwrap_or(f64::INFINITY);
+    if float < 0.0 {
+        Reading::Negative
+    } else if float.is_finite() && float.fract() != 0.0 {
+        Reading::Fraction
+    } else if float < 18_446_744_073_709_551_616.0 {
+        // An integral float below 2^64 converts exactly.
+        Reading::Integer(float as u64)
+    } else {
+        Reading::TooLarge
     }
 }
 

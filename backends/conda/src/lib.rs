@@ -143,7 +143,7 @@ async fn run(
         argv: &request.argv,
         cwd: &request.cwd,
         env: &request.env,
-        options: Default::default(),
+        options: request.options.clone(),
     })
     .await
 }

@@ -93,6 +93,8 @@ pub struct RunRequest {
     pub cwd: crate::execute::WorkingDir,
     /// Variables the request sets on top of the activation environment.
     pub env: BTreeMap<String, String>,
+    /// stdin, timeout, output limit and streaming, resource limits.
+    pub options: crate::execute::RunOptions,
 }
 
 /// Remove the environment at `root`.

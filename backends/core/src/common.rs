@@ -45,7 +45,7 @@ pub async fn run_activated(
         argv: &request.argv,
         cwd: &request.cwd,
         env: &request.env,
-        options: Default::default(),
+        options: request.options.clone(),
     })
     .await
 }

@@ -27,6 +27,7 @@ fn run(root: &Path, argv: &[&str]) -> BackendRequest {
         argv: argv.iter().map(|s| s.to_string()).collect(),
         cwd: wsp_backend::execute::resolve_cwd(root, None).unwrap(),
         env: BTreeMap::new(),
+        options: Default::default(),
     })
 }
 

@@ -102,6 +102,7 @@ async fn provision_describe_run_and_remove() {
         .to_vec(),
         cwd: wsp_backend::execute::resolve_cwd(&root, None).unwrap(),
         env: BTreeMap::new(),
+        options: Default::default(),
     };
     let response = call(&mut backend, BackendRequest::Run(run)).await;
     let Ok(BackendResponse::Ran(result)) = response else {

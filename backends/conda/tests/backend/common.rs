@@ -120,6 +120,7 @@ pub async fn run(
             .iter()
             .map(|(key, value)| (key.to_string(), value.to_string()))
             .collect::<BTreeMap<_, _>>(),
+        options: Default::default(),
     };
     match call(backend, BackendRequest::Run(request)).await.unwrap() {
         BackendResponse::Ran(result) => result,

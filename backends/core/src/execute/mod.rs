@@ -1,11 +1,23 @@
 //! Running commands inside environments: the runner every backend uses for
 //! `environment/execute`.
 //!
-//! A command runs with stdin from the null device, the server's own environment plus the
-//! environment's [`Activation`], then the request's variables on top, and finally
-//! [`ENVIRONMENT_ID_VAR`] and [`ENVIRONMENT_STACK_VAR`] (set last so that a request cannot hide
-//! the nesting that the `env-in-use` rule depends on). Its stdout and stderr are captured
-//! whole and decoded as UTF-8 with replacement characters.
+//! A command runs with the server's own environment plus the environment's [`Activation`],
+//! then the request's variables on top, and finally [`ENVIRONMENT_ID_VAR`] and
+//! [`ENVIRONMENT_STACK_VAR`] (set last so that a request cannot hide the nesting that the
+//! `env-in-use` rule depends on). [`RunOptions`] add the rest:
+//! - stdin is the null device, or a pipe the given text is written to and then closed;
+//! - stdout and stderr are each captured up to a byte limit (16 MiB by default, see
+//!   [`set_default_max_output_bytes`]); what comes past it is read and discarded, and the
+//!   result says the stream was truncated (a character the limit cuts is dropped whole). The
+//!   output is decoded as UTF-8 with replacement characters;
+//! - with an [`OutputSink`], the kept output is also sent as it arrives, in chunks that never
+//!   end inside a UTF-8 sequence, through a bounded channel (a slow receiver slows the
+//!   command, memory stays bounded);
+//! - a timeout kills everything the command started; the result is still a result, with
+//!   `timed_out` and exit code [`TIMED_OUT_EXIT_CODE`];
+//! - resource limits become the child's soft and hard rlimits (`RLIMIT_AS`, `RLIMIT_CPU`,
+//!   `RLIMIT_NPROC`, `RLIMIT_NOFILE`), set between fork and exec. `RLIMIT_NPROC` counts every
+//!   process of the user and does not bind root.
 //!
 //! # Nothing a command starts outlives it
 //! Each command runs in a containment of its own (see [`ContainmentMode`]): a cgroup v2 where
@@ -25,77 +37,49 @@
 //! main child exits (in that mode, or one that was handed the pipe over a socket), the output
 //! is read for a short grace period ([`PIPE_GRACE`]) and then returned as it is.
 
+mod activation;
 mod capture;
 mod child;
 mod contain;
 mod lookup;
+mod options;
 mod request;
 mod stack;
+mod utf8;
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use tokio::io::AsyncWriteExt;
 use tokio::sync::watch;
+use wsp_protocol::results::OutputStream;
 use wsp_protocol::ExecuteResult;
 
 use crate::BackendError;
 
+pub use activation::Activation;
 pub use contain::{containment_mode, kill_all_live, ContainmentMode};
+pub use options::{
+    default_max_output_bytes, set_default_max_output_bytes, OutputChunk, OutputSink, RunOptions,
+    DEFAULT_MAX_OUTPUT_BYTES,
+};
 pub use request::{resolve_cwd, WorkingDir};
 pub use stack::{
     current_stack, parse_stack, stack_value, ENVIRONMENT_ID_VAR, ENVIRONMENT_STACK_VAR,
 };
 
-/// How long the output pipes are still read after the main child exited and its containment
-/// was killed, when a process outside the containment keeps them open.
+/// How long the output pipes (and stdin) are still served after the main child exited and
+/// its containment was killed, when a process outside the containment keeps them open.
 pub const PIPE_GRACE: Duration = Duration::from_millis(500);
 
 /// The `reason` of a [`BackendError::Failed`] for a program that could not be started.
 pub const SPAWN_FAILED: &str = "spawn-failed";
 
-/// What activating an environment adds to a child's environment.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Activation {
-    /// The environment's root.
-    pub root: PathBuf,
-    /// The directory holding the environment's executables; put first on `PATH` and searched
-    /// first for a bare `argv[0]`.
-    pub bin_dir: PathBuf,
-    /// Variables the activation sets, such as `VIRTUAL_ENV` or `CONDA_PREFIX`.
-    pub vars: Vec<(String, String)>,
-}
-
-impl Activation {
-    /// The activation of a virtual environment: `VIRTUAL_ENV=<root>`, `<root>/bin`.
-    pub fn venv(root: &Path) -> Self {
-        Self::with_var(root, "VIRTUAL_ENV")
-    }
-
-    /// The activation of a conda environment: `CONDA_PREFIX=<root>`, `<root>/bin`.
-    pub fn conda(root: &Path) -> Self {
-        Self::with_var(root, "CONDA_PREFIX")
-    }
-
-    fn with_var(root: &Path, var: &str) -> Self {
-        Activation {
-            root: root.to_path_buf(),
-            bin_dir: root.join("bin"),
-            vars: vec![(var.to_owned(), root.to_string_lossy().into_owned())],
-        }
-    }
-}
-
-/// How a command runs, beyond what it is: everything has a default.
-#[derive(Debug, Clone, Default)]
-pub struct RunOptions {
-    /// The containment to use; `None` is [`containment_mode`], the best this process has.
-    pub containment: Option<ContainmentMode>,
-}
+/// The exit code reported for a command killed because its timeout passed.
+pub const TIMED_OUT_EXIT_CODE: i64 = -9;
 
 /// One command to run in an environment.
 #[derive(Debug, Clone)]
@@ -135,30 +119,34 @@ pub async fn run_with_stack(
     let Some(program) = spec.argv.first() else {
         return Err(BackendError::failed(SPAWN_FAILED, "the command is empty"));
     };
-    let path = child_path(spec.activation, spec.env);
+    let options = spec.options;
+    let path = activation::child_path(spec.activation, spec.env);
     let executable =
         lookup::find_program(program, &spec.activation.bin_dir, &path, spec.cwd.path())
             .map_err(|detail| BackendError::failed(SPAWN_FAILED, detail))?;
 
-    let containment =
-        contain::Containment::prepare(spec.options.containment.unwrap_or_else(containment_mode))
-            .map_err(|error| {
-                BackendError::failed(
-                    SPAWN_FAILED,
-                    format!("cannot start `{program}`: cannot contain it: {error}"),
-                )
-            })?;
+    let mode = options.containment.unwrap_or_else(containment_mode);
+    let mut containment = contain::Containment::prepare(mode).map_err(|error| {
+        BackendError::failed(
+            SPAWN_FAILED,
+            format!("cannot start `{program}`: cannot contain it: {error}"),
+        )
+    })?;
     let setup = child::ChildSetup {
         cgroup_procs: containment.cgroup_procs(),
         namespace: containment.namespace().cloned(),
         cwd: Some(spec.cwd.as_fd().as_raw_fd()),
-        ..child::ChildSetup::default()
+        limits: options.rlimits(),
     };
 
     let mut command = tokio::process::Command::new(&executable);
     command
         .args(&spec.argv[1..])
-        .stdin(Stdio::null())
+        .stdin(if options.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -179,6 +167,7 @@ pub async fn run_with_stack(
         command.pre_exec(move || setup.apply());
     }
 
+    let started = Instant::now();
     let mut child = command.spawn().map_err(|error| {
         BackendError::failed(
             SPAWN_FAILED,
@@ -188,24 +177,46 @@ pub async fn run_with_stack(
             ),
         )
     })?;
-    let mut containment = containment;
     containment.started(child.id());
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
+    let limit = options.output_limit();
+    let stdout = capture::Capture {
+        pipe: child.stdout.take(),
+        stream: OutputStream::Stdout,
+        limit,
+        sink: options.output.clone(),
+    };
+    let stderr = capture::Capture {
+        pipe: child.stderr.take(),
+        stream: OutputStream::Stderr,
+        limit,
+        sink: options.output,
+    };
+    let stdin = child.stdin.take();
 
     let (exited_tx, exited_rx) = watch::channel(false);
     let wait = async {
-        let status = child.wait().await;
+        let (status, timed_out) = match options.timeout {
+            None => (child.wait().await, false),
+            Some(timeout) => match tokio::time::timeout(timeout, child.wait()).await {
+                Ok(status) => (status, false),
+                Err(_) => {
+                    containment.kill();
+                    (child.wait().await, true)
+                }
+            },
+        };
         containment.finish().await;
         // The receivers live as long as this join, so a send error cannot happen here.
         let _ = exited_tx.send(true);
-        status
+        (status, timed_out)
     };
-    let (status, stdout, stderr) = tokio::join!(
+    let ((status, timed_out), stdout, stderr, ()) = tokio::join!(
         wait,
-        capture::read_all(stdout, exited_rx.clone(), PIPE_GRACE),
-        capture::read_all(stderr, exited_rx, PIPE_GRACE),
+        stdout.read(exited_rx.clone(), PIPE_GRACE),
+        stderr.read(exited_rx.clone(), PIPE_GRACE),
+        feed(stdin, options.stdin.as_deref(), exited_rx),
     );
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let status = status
         .map_err(|error| BackendError::failed("wait-failed", format!("`{program}`: {error}")))?;
     let read_error = |error| {
@@ -214,11 +225,45 @@ pub async fn run_with_stack(
             format!("reading the output of `{program}`: {error}"),
         )
     };
+    let (stdout, stderr) = (stdout.map_err(read_error)?, stderr.map_err(read_error)?);
     Ok(ExecuteResult {
-        exit_code: exit_code(status),
-        stdout: decode(stdout.map_err(read_error)?),
-        stderr: decode(stderr.map_err(read_error)?),
+        exit_code: if timed_out {
+            TIMED_OUT_EXIT_CODE
+        } else {
+            exit_code(status)
+        },
+        stdout: decode(stdout.bytes),
+        stderr: decode(stderr.bytes),
+        duration_ms,
+        timed_out,
+        stdout_truncated: stdout.truncated,
+        stderr_truncated: stderr.truncated,
     })
+}
+
+/// Writes `data` to the child's stdin and closes it. A child that exits without reading it
+/// all ends the writing (a broken pipe is not an error); so does the grace after the exit,
+/// for a reader outside the containment that never reads.
+async fn feed(
+    stdin: Option<tokio::process::ChildStdin>,
+    data: Option<&str>,
+    mut exited: watch::Receiver<bool>,
+) {
+    let (Some(mut stdin), Some(data)) = (stdin, data) else {
+        return;
+    };
+    let deadline = async move {
+        let _ = exited.wait_for(|exited| *exited).await;
+        tokio::time::sleep(PIPE_GRACE).await;
+    };
+    tokio::select! {
+        written = stdin.write_all(data.as_bytes()) => {
+            if written.is_ok() {
+                let _ = stdin.shutdown().await;
+            }
+        }
+        () = deadline => {}
+    }
 }
 
 /// Decodes output as UTF-8 with replacement characters, without a copy when it is valid.
@@ -227,50 +272,11 @@ fn decode(bytes: Vec<u8>) -> String {
         .unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned())
 }
 
-/// The child's `PATH`: the request's own `PATH` if it sets one, else the activation's bin
-/// directory followed by this process's `PATH`.
-fn child_path(activation: &Activation, env: &BTreeMap<String, String>) -> OsString {
-    if let Some(path) = env.get("PATH") {
-        return OsString::from(path);
-    }
-    let mut dirs = vec![activation.bin_dir.clone()];
-    if let Some(inherited) = std::env::var_os("PATH") {
-        dirs.extend(std::env::split_paths(&inherited));
-    }
-    // Joining fails only for a directory containing `:`; then the bin directory is put in
-    // front textually, which is what a shell's activation script does as well.
-    std::env::join_paths(&dirs).unwrap_or_else(|_| {
-        let mut path = activation.bin_dir.clone().into_os_string();
-        if let Some(inherited) = std::env::var_os("PATH") {
-            path.push(":");
-            path.push(inherited);
-        }
-        path
-    })
-}
-
 /// The exit status as WSP reports it: the code, or `-N` for a child killed by signal `N`.
 fn exit_code(status: ExitStatus) -> i64 {
     match (status.code(), status.signal()) {
         (Some(code), _) => i64::from(code),
         (None, Some(signal)) => -i64::from(signal),
         (None, None) => i64::from(status.into_raw()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn activations_set_their_variable_and_bin_dir() {
-        let root = Path::new("/opt/envs/x");
-        let conda = Activation::conda(root);
-        assert_eq!(conda.bin_dir, root.join("bin"));
-        let expected = vec![("CONDA_PREFIX".to_owned(), "/opt/envs/x".to_owned())];
-        assert_eq!(conda.vars, expected);
-        let venv = Activation::venv(root);
-        assert_eq!(venv.bin_dir, root.join("bin"));
-        assert_eq!(venv.vars[0].0, "VIRTUAL_ENV");
     }
 }

@@ -218,7 +218,29 @@ pub fn containing_modes() -> Vec<ContainmentMode> {
 pub fn contained(mode: ContainmentMode) -> RunOptions {
     RunOptions {
         containment: Some(mode),
+        ..RunOptions::default()
     }
+}
+
+/// A real Python 3 interpreter: the newest 3.x under `$PYENV_ROOT/versions`.
+pub fn python3() -> PathBuf {
+    let root = std::env::var_os("PYENV_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".pyenv")))
+        .expect("PYENV_ROOT or HOME");
+    let mut versions: Vec<(u32, u32, PathBuf)> = std::fs::read_dir(root.join("versions"))
+        .expect("pyenv versions")
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            let mut parts = name.split('.');
+            let (major, minor) = (parts.next()?.parse().ok()?, parts.next()?.parse().ok()?);
+            let python = entry.path().join("bin/python3");
+            (major == 3 && python.exists()).then_some((major, minor, python))
+        })
+        .collect();
+    versions.sort();
+    versions.pop().expect("a Python 3 under pyenv").2
 }
 
 /// Kills `pid` if it is still there (cleanup after a test that expected it to survive).

@@ -130,6 +130,11 @@ impl Containment {
         self.live.set_group(pid);
     }
 
+    /// Kills everything inside at once (`SIGKILL`); the processes die shortly after.
+    pub(super) fn kill(&self) {
+        self.live.kill();
+    }
+
     /// The main child exited: kills what it left behind and, for a cgroup, waits until all of
     /// it is gone and removes the cgroup.
     pub(super) async fn finish(&mut self) {
