@@ -90,6 +90,9 @@ pub fn serve_stdio(config: ServeConfig) -> i32 {
         }
     };
     let status = runtime.block_on(server.serve_stdio());
+    // Whatever an execute started and the drain did not end (nothing should be left) ends here:
+    // `process::exit` runs no destructors.
+    wsp_backend::execute::kill_all_live();
     // A stdin that is not a pipe is read on the blocking pool, whose thread may still be
     // blocked in read(2); don't wait for it.
     runtime.shutdown_background();

@@ -68,6 +68,27 @@ impl Stdout {
     }
 }
 
+/// Resolves at the first `SIGTERM` or `SIGINT`; never, if the handlers can't be installed.
+pub async fn termination() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (terminate, interrupt) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    );
+    let (Ok(mut terminate), Ok(mut interrupt)) = (terminate, interrupt) else {
+        tracing::warn!("termination signals can't be watched; only EOF and exit end the session");
+        return std::future::pending().await;
+    };
+    let name = tokio::select! {
+        _ = terminate.recv() => "SIGTERM",
+        _ = interrupt.recv() => "SIGINT",
+    };
+    tracing::info!(
+        signal = name,
+        "termination signal: ending the input, draining"
+    );
+}
+
 fn same_file(a: &impl AsFd, b: &impl AsFd) -> bool {
     match (fstat(a), fstat(b)) {
         (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,

@@ -23,7 +23,7 @@ use std::io;
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures::{Sink, Stream};
+use futures::{Sink, Stream, StreamExt};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -216,7 +216,8 @@ impl Server {
     }
 
     /// Serves this process's stdin and stdout (on the reactor when they are pipes, see
-    /// [`crate::stdio`]) until the session ends.
+    /// [`crate::stdio`]) until the session ends. `SIGTERM` and `SIGINT` end the input as EOF
+    /// does: the drain runs, and the exit status is 0.
     pub async fn serve_stdio(self) -> ExitStatus {
         let (stdin, stdout) = (crate::stdio::stdin(), crate::stdio::stdout());
         tracing::debug!(
@@ -224,7 +225,12 @@ impl Server {
             stdout_on_reactor = stdout.is_reactor(),
             "serving stdio"
         );
-        self.serve(stdin, stdout).await
+        let codec = FrameCodec::with_max_frame_bytes(self.max_frame_bytes);
+        let input = FramedRead::with_capacity(stdin, codec, IO_CHUNK)
+            .take_until(Box::pin(crate::stdio::termination()));
+        let mut output = FramedWrite::new(stdout, FrameCodec::new());
+        output.set_backpressure_boundary(IO_CHUNK);
+        self.serve_transport(input, output).await
     }
 
     /// Serves a message transport: payloads in (with the codec's reports of dropped input),
