@@ -29,6 +29,7 @@ use bytes::Bytes;
 use futures::stream::FuturesUnordered;
 use futures::{Sink, Stream};
 use pin_project::pin_project;
+use tokio::sync::mpsc;
 use tokio::time::Sleep;
 use tower::Service;
 use wsp_middleware::{ExitStatus, Notify};
@@ -52,7 +53,13 @@ impl Default for RuntimeOptions {
 
 /// Serves one session until the input has ended and every answer is written (or the stack's
 /// deadline passes); returns the exit status the stack decided (`0` at EOF).
-pub async fn serve<S, I, O>(stack: S, input: I, output: O, options: RuntimeOptions) -> ExitStatus
+pub async fn serve<S, I, O>(
+    stack: S,
+    input: I,
+    output: O,
+    notifications: mpsc::Receiver<Bytes>,
+    options: RuntimeOptions,
+) -> ExitStatus
 where
     S: Service<Request, Response = Response, Error = Infallible> + Notify,
     I: Stream<Item = io::Result<Frame>> + Unpin,
@@ -66,6 +73,7 @@ where
         unflushed: false,
         in_flight: FuturesUnordered::new(),
         ready: VecDeque::new(),
+        notifications,
         parked: None,
         status: 0,
         closes_at: None,
@@ -83,6 +91,8 @@ struct Session<S: Service<Request, Response = Response, Error = Infallible>, I, 
     in_flight: FuturesUnordered<Answer<S::Future>>,
     /// Answers ready and not yet in the output.
     ready: VecDeque<Bytes>,
+    /// Notifications handlers send; each is written before the answer of its handler.
+    notifications: mpsc::Receiver<Bytes>,
     /// The rest of a payload whose next request waits for the stack to be ready.
     parked: Option<Parked<S::Future>>,
     status: ExitStatus,
@@ -133,6 +143,27 @@ where
     /// Moves every ready answer into the output while it takes more.
     fn write_answers(&mut self, cx: &mut Context<'_>) -> bool {
         let mut progressed = collect_ready(&mut self.in_flight, &mut self.ready, cx);
+        // Every notification queued so far goes first: a handler queues its notifications
+        // before its answer is ready, so none of them can come after that answer.
+        loop {
+            if !self.output_broken {
+                match Pin::new(&mut self.output).poll_ready(cx) {
+                    Poll::Ready(Ok(())) => {}
+                    Poll::Ready(Err(e)) => self.broken(&e),
+                    Poll::Pending => return progressed,
+                }
+            }
+            let Poll::Ready(Some(notification)) = self.notifications.poll_recv(cx) else {
+                break;
+            };
+            progressed = true;
+            if !self.output_broken {
+                match Pin::new(&mut self.output).start_send(notification) {
+                    Ok(()) => self.unflushed = true,
+                    Err(e) => self.broken(&e),
+                }
+            }
+        }
         while !self.ready.is_empty() {
             if !self.output_broken {
                 match Pin::new(&mut self.output).poll_ready(cx) {

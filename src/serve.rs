@@ -59,12 +59,14 @@ pub fn reference_server(config: &ServeConfig) -> Result<crate::server::Server, S
         backend: config.backend.name().to_owned(),
         ..ServerFacts::default()
     };
-    Ok(ServerBuilder::new()
+    let builder = ServerBuilder::new();
+    let notifier = builder.notifier();
+    Ok(builder
         .facts(facts)
         .max_frame_bytes(config.max_frame_bytes)
         .drain_timeout(config.drain_timeout)
         .concurrency_limit(config.concurrency_limit)
-        .with_router(|router| environments.bind(router))
+        .with_router(|router| environments.bind(router, Some(notifier)))
         .build())
 }
 

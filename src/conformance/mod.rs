@@ -154,7 +154,7 @@ impl Fixture {
                 session_durability: "durable".into(),
                 ..ServerFacts::default()
             })
-            .with_router(|router| environments.bind(router))
+            .with_router(|router| environments.bind(router, None))
     }
 
     /// An initialized client of a fresh server on this fixture.

@@ -34,13 +34,13 @@ fn store_error(e: StoreError) -> ErrorObjectOwned {
 
 impl Environments {
     pub(super) async fn list(self) -> Answer<Vec<EnvironmentSummary>> {
-        let records = self.inner.store.list().await.map_err(store_error)?;
+        let records = self.inner.store.listing().await.map_err(store_error)?;
         Ok(records
-            .into_iter()
+            .iter()
             .map(|record| EnvironmentSummary {
-                id: record.id,
-                name: record.name,
-                python_version: record.python_version,
+                id: record.id.clone(),
+                name: record.name.clone(),
+                python_version: record.python_version.clone(),
             })
             .collect())
     }
@@ -98,13 +98,6 @@ impl Environments {
             let description = self.describe(&record.root).await?;
             Ok(details(record, description))
         }
-    }
-
-    pub(super) fn execute(
-        self,
-        params: ExecuteParams,
-    ) -> impl Future<Output = Answer<ExecuteResult>> {
-        self.execute_streaming(params, None)
     }
 
     /// `environment/execute`, with a place for the output of `stream: true` to go.

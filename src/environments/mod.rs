@@ -9,6 +9,7 @@
 //! environment as going away. Everything else runs in the request's future.
 
 mod handlers;
+mod streaming;
 mod usage;
 
 use std::sync::Arc;
@@ -16,9 +17,10 @@ use std::sync::Arc;
 use tower::{BoxError, Service, ServiceExt};
 use wsp_backend::store::Store;
 use wsp_backend::{BackendError, BackendRequest, BackendResponse, BoxBackend};
-use wsp_protocol::{error, methods, ErrorObjectOwned};
+use wsp_protocol::{error, methods, ErrorObjectOwned, ExecuteParams, Params};
 
 use crate::router::Router;
+use crate::server::Notifier;
 use usage::Usage;
 
 /// The environment methods over one store and one backend.
@@ -67,13 +69,18 @@ impl Environments {
         &self.inner.store
     }
 
-    /// Binds `environment/list`, `create`, `get`, `delete` and `execute`.
-    pub fn bind(self, router: Router) -> Router {
+    /// Binds `environment/list`, `create`, `get`, `delete` and `execute`; `environment/output`
+    /// notifications go through `notifier` (without one, `stream: true` changes nothing but
+    /// the result still carries the output).
+    pub fn bind(self, router: Router, notifier: Option<Notifier>) -> Router {
         let list = self.clone();
         let create = self.clone();
         let get = self.clone();
         let delete = self.clone();
-        let execute = self;
+        let execute = streaming::Execute {
+            environments: self,
+            notifier,
+        };
         router
             .route(
                 methods::LIST,
@@ -91,10 +98,7 @@ impl Environments {
                 methods::DELETE,
                 tower::service_fn(move |params| delete.clone().delete(params)),
             )
-            .route(
-                methods::EXECUTE,
-                tower::service_fn(move |params| execute.clone().execute(params)),
-            )
+            .route_raw(methods::EXECUTE, execute, ExecuteParams::schema())
     }
 
     async fn call_backend(&self, request: BackendRequest) -> Result<BackendResponse, BackendError> {

@@ -15,8 +15,10 @@
 //! [`wsp_middleware::stack`]); the server never assembles a stack of its own.
 
 mod capabilities;
+mod notifier;
 
 pub use capabilities::ServerFacts;
+pub use notifier::{Notifier, NOTIFICATION_QUEUE};
 
 use std::convert::Infallible;
 use std::io;
@@ -45,6 +47,8 @@ pub struct ServerBuilder {
     stack: StackConfig,
     facts: ServerFacts,
     max_frame_bytes: usize,
+    notifier: Notifier,
+    notifications: notifier::NotificationQueue,
 }
 
 impl Default for ServerBuilder {
@@ -56,11 +60,14 @@ impl Default for ServerBuilder {
 impl ServerBuilder {
     /// A builder with no methods besides `initialize` and `shutdown`.
     pub fn new() -> Self {
+        let (notifier, notifications) = Notifier::new();
         ServerBuilder {
             router: Router::new(),
             stack: StackConfig::default(),
             facts: ServerFacts::default(),
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+            notifier,
+            notifications,
         }
     }
 
@@ -138,6 +145,12 @@ impl ServerBuilder {
         self
     }
 
+    /// A handle for sending notifications to the client of the session this server will
+    /// serve.
+    pub fn notifier(&self) -> Notifier {
+        self.notifier.clone()
+    }
+
     /// Sets the facts `initialize` reports.
     pub fn facts(mut self, facts: ServerFacts) -> Self {
         self.facts = facts;
@@ -182,6 +195,7 @@ impl ServerBuilder {
             stack: self.stack,
             capabilities,
             max_frame_bytes: self.max_frame_bytes,
+            notifications: self.notifications,
         }
     }
 }
@@ -192,6 +206,7 @@ pub struct Server {
     stack: StackConfig,
     capabilities: Capabilities,
     max_frame_bytes: usize,
+    notifications: notifier::NotificationQueue,
 }
 
 impl Server {
@@ -241,6 +256,7 @@ impl Server {
         O: Sink<Bytes, Error = io::Error> + Unpin,
     {
         let (stack, _handles) = standard_stack(self.router, self.stack);
-        runtime::serve(stack, input, output, RuntimeOptions::default()).await
+        let options = RuntimeOptions::default();
+        runtime::serve(stack, input, output, self.notifications, options).await
     }
 }
