@@ -1,10 +1,14 @@
-//! `environment/create` and `environment/get` against their peers, on the same interpreter.
+//! `environment/create` and `environment/get` against their peers, on the same interpreter,
+//! and `environment/list` on its own.
 //!
 //! create: the full `environment/create` request through an in-process server (store, locks,
 //! fsyncs and all), the venv writer alone, `python -m venv --without-pip`, and
 //! `uv venv -p <absolute path>` (when `uv` is on PATH).
 //! get: `environment/get` of an environment holding 100 distributions, against
 //! `pip list --format json` run with that environment's interpreter.
+//!
+//! list: `Store::list` on an empty store and on one with 10 environments, and the full
+//! `environment/list` request through an in-process server with an empty store.
 //!
 //! `cargo bench --bench environments`
 
@@ -16,6 +20,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
 use wsp::conformance::{BackendUnderTest, Client, Fixture};
 use wsp_backend::interpreters::{InterpreterInfo, Inventory, InventoryConfig};
+use wsp_backend::store::{EnvironmentDetails as StoreDetails, Store};
 use wsp_backend::BoxBackend;
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -202,5 +207,44 @@ fn resolve(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, create, get, resolve);
+/// A store holding `count` committed environments with placeholder files.
+fn store_with(rt: &tokio::runtime::Runtime, dir: &Path, count: usize) -> Store {
+    let store = Store::open(dir).expect("a store");
+    for i in 0..count {
+        let reservation = rt
+            .block_on(store.reserve(&format!("env-{i}"), "bench"))
+            .expect("a reservation");
+        let interpreter_path = reservation.root.join("bin").join("python");
+        rt.block_on(reservation.commit(StoreDetails {
+            python_version: "3.12".into(),
+            python_full_version: "3.12.4".into(),
+            interpreter_path,
+            extra: Default::default(),
+        }))
+        .expect("a commit");
+    }
+    store
+}
+
+fn list(c: &mut Criterion) {
+    let rt = runtime();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let empty = store_with(&rt, &dir.path().join("empty"), 0);
+    let small = store_with(&rt, &dir.path().join("small"), 10);
+    let fixture = Fixture::for_backend(&venv_backend());
+    let mut client: Client = rt.block_on(fixture.client());
+    let mut group = c.benchmark_group("list");
+    group.bench_function("Store::list, empty store", |b| {
+        b.iter(|| rt.block_on(empty.list()).expect("lists"))
+    });
+    group.bench_function("Store::list, 10 environments", |b| {
+        b.iter(|| rt.block_on(small.list()).expect("lists"))
+    });
+    group.bench_function("environment/list, in-process server, empty store", |b| {
+        b.iter(|| rt.block_on(client.ok("environment/list", json!(null))))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, create, get, resolve, list);
 criterion_main!(benches);

@@ -8,10 +8,12 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
+use std::sync::Arc;
 
 use rustix::fs::{Mode, OFlags};
 use serde::{Deserialize, Serialize};
 
+use super::cache::Stamp;
 use super::error::StoreError;
 use super::layout::{sync_dir, Layout};
 use super::lock::{LockMode, PathLock};
@@ -56,29 +58,51 @@ pub(crate) struct ReservationEntry {
 }
 
 impl Index {
-    /// Reads the current index without locking; a missing file is an empty index. Blocking.
+    /// The current index if answering needs no read: one `lstat` of `index.json` finds it
+    /// missing (an empty index) or unchanged since this process last read or wrote it. Cheap
+    /// enough to call on an async thread. `None` means [`Index::read`] must read the file.
+    pub(crate) fn cached(layout: &Layout) -> Option<Arc<Index>> {
+        match rustix::fs::lstat(&layout.index) {
+            Ok(stat) => layout.cache.get(Stamp::of(&stat)),
+            Err(rustix::io::Errno::NOENT) => Some(layout.cache.empty()),
+            Err(_) => None,
+        }
+    }
+
+    /// The current index, read without locking unless [`Index::cached`] has it; a missing file
+    /// is an empty index. Blocking.
     ///
     /// The file is opened without following a symlink and without blocking, and only a
     /// regular file of at most [`MAX_INDEX_BYTES`] is read.
-    pub(crate) fn read(layout: &Layout) -> Result<Index, StoreError> {
+    pub(crate) fn read(layout: &Layout) -> Result<Arc<Index>, StoreError> {
+        if let Some(index) = Index::cached(layout) {
+            return Ok(index);
+        }
         let corrupt = |detail: String| StoreError::Corrupt {
             path: layout.index.clone(),
             detail,
         };
-        let Some((_, bytes)) = read_regular_file(&layout.index).map_err(|error| match error {
-            ReadError::Io(error) => {
-                StoreError::io(format!("reading {}", layout.index.display()), error)
-            }
-            ReadError::Refused(detail) => corrupt(detail),
-        })?
+        let io_error = |error| StoreError::io(format!("reading {}", layout.index.display()), error);
+        let Some((file, bytes)) =
+            read_regular_file(&layout.index).map_err(|error| match error {
+                ReadError::Io(error) => io_error(error),
+                ReadError::Refused(detail) => corrupt(detail),
+            })?
         else {
-            return Ok(Index::default());
+            return Ok(layout.cache.empty());
         };
-        let file: IndexFile = serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
-        if file.format != FORMAT && file.format != FORMAT_ABSOLUTE_ROOTS {
-            return Err(corrupt(format!("unsupported index format {}", file.format)));
+        let parsed: IndexFile =
+            serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
+        if parsed.format != FORMAT && parsed.format != FORMAT_ABSOLUTE_ROOTS {
+            return Err(corrupt(format!(
+                "unsupported index format {}",
+                parsed.format
+            )));
         }
-        Ok(Index::from_file(layout, file))
+        let index = Arc::new(Index::from_file(layout, parsed));
+        let stamp = Stamp::of_file(&file).map_err(io_error)?;
+        layout.cache.store(file, stamp, index.clone());
+        Ok(index)
     }
 
     fn from_file(layout: &Layout, file: IndexFile) -> Index {
@@ -204,57 +228,79 @@ impl<'a> IndexWriter<'a> {
         })
     }
 
-    /// Reads the index; under this lock nobody else can change it.
+    /// Reads the index for changing it; under this lock nobody else can change it.
     pub(crate) fn read(&self) -> Result<Index, StoreError> {
-        Index::read(self.layout)
+        Ok(Index::clone(&*Index::read(self.layout)?))
     }
 
     /// Replaces the index atomically (a reader or a crash sees the old or the new index,
     /// never a mix), and with [`Durability::Durable`] also durably (fsynced file and directory).
     pub(crate) fn write(&self, index: &Index, durability: Durability) -> Result<(), StoreError> {
-        let durable = durability == Durability::Durable;
-        let temp = &self.layout.index_temp;
-        let mut bytes = serde_json::to_vec_pretty(&index.to_file(self.layout)).map_err(|e| {
-            StoreError::io(
-                format!("encoding {}", temp.display()),
-                io::Error::new(io::ErrorKind::InvalidData, e),
-            )
-        })?;
-        bytes.push(b'\n');
-        let write_temp = || -> io::Result<()> {
-            // A temporary file left by a crash may be read-only (restrictive umask): replace it.
-            match std::fs::remove_file(temp) {
-                Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(error),
-                _ => {}
-            }
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(temp)?;
-            file.write_all(&bytes)?;
-            if durable {
-                file.sync_all()?;
-            }
-            Ok(())
-        };
-        write_temp().map_err(|e| StoreError::io(format!("writing {}", temp.display()), e))?;
-        std::fs::rename(temp, &self.layout.index).map_err(|e| {
-            StoreError::io(
-                format!(
-                    "replacing {} with {}",
-                    self.layout.index.display(),
-                    temp.display()
-                ),
-                e,
-            )
-        })?;
-        if !durable {
-            return Ok(());
+        let file = write_temp(self.layout, index, durability)?;
+        rename_into_place(self.layout, file, index.clone())?;
+        if durability == Durability::Durable {
+            sync_store_dir(self.layout)?;
         }
-        sync_dir(&self.layout.dir)
-            .map_err(|e| StoreError::io(format!("syncing {}", self.layout.dir.display()), e))
+        Ok(())
     }
+}
+
+/// Writes `index` to the temporary index file, returning it open.
+fn write_temp(layout: &Layout, index: &Index, durability: Durability) -> Result<File, StoreError> {
+    let temp = &layout.index_temp;
+    let mut bytes = serde_json::to_vec_pretty(&index.to_file(layout)).map_err(|e| {
+        StoreError::io(
+            format!("encoding {}", temp.display()),
+            io::Error::new(io::ErrorKind::InvalidData, e),
+        )
+    })?;
+    bytes.push(b'\n');
+    let write = || -> io::Result<File> {
+        // A temporary file left by a crash may be read-only (restrictive umask): replace it.
+        match std::fs::remove_file(temp) {
+            Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(error),
+            _ => {}
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(temp)?;
+        file.write_all(&bytes)?;
+        if durability == Durability::Durable {
+            file.sync_all()?;
+        }
+        Ok(file)
+    };
+    write().map_err(|e| StoreError::io(format!("writing {}", temp.display()), e))
+}
+
+/// Renames the temporary index over `index.json` and remembers it in the cache.
+fn rename_into_place(layout: &Layout, file: File, mut index: Index) -> Result<(), StoreError> {
+    let temp = &layout.index_temp;
+    std::fs::rename(temp, &layout.index).map_err(|e| {
+        StoreError::io(
+            format!(
+                "replacing {} with {}",
+                layout.index.display(),
+                temp.display()
+            ),
+            e,
+        )
+    })?;
+    index.environments.sort_by(|a, b| a.id.cmp(&b.id));
+    // The rename may change the ctime: stamp the file as it is now named.
+    match Stamp::of_file(&file) {
+        Ok(stamp) => layout.cache.store(file, stamp, Arc::new(index)),
+        Err(error) => tracing::debug!(%error, "not caching the index just written"),
+    }
+    Ok(())
+}
+
+/// Makes the rename of the index durable.
+fn sync_store_dir(layout: &Layout) -> Result<(), StoreError> {
+    sync_dir(&layout.dir)
+        .map_err(|e| StoreError::io(format!("syncing {}", layout.dir.display()), e))
 }
 
 /// Whether an index write must survive a power loss, or only a process crash.

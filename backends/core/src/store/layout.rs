@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use rand::Rng;
 
+use super::cache::IndexCache;
 use super::error::StoreError;
 
 /// The name of the directory that holds the environment roots.
@@ -35,6 +36,8 @@ pub(crate) struct Layout {
     pub(crate) index: PathBuf,
     pub(crate) index_temp: PathBuf,
     pub(crate) index_lock: PathBuf,
+    /// The last index read or written here, reused while `index.json` is unchanged.
+    pub(crate) cache: IndexCache,
 }
 
 impl Layout {
@@ -57,6 +60,7 @@ impl Layout {
             index: dir.join("index.json"),
             index_temp: dir.join("index.json.tmp"),
             index_lock: dir.join("index.lock"),
+            cache: IndexCache::default(),
             dir,
         };
         for subdir in [&layout.environments, &layout.locks, &layout.trash] {

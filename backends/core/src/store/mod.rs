@@ -20,6 +20,7 @@
 //!
 //! File-system work runs on tokio's blocking pool; the async methods never block the runtime.
 
+mod cache;
 mod error;
 mod index;
 mod layout;
@@ -44,8 +45,9 @@ pub use sweep::SweepReport;
 use index::Index;
 use layout::Layout;
 
-/// A handle on a store directory. Cheap to clone; clones share nothing that needs locking,
-/// so handles in one process coordinate exactly like handles in different processes.
+/// A handle on a store directory. Cheap to clone. Clones share only a cache of the last index
+/// read (checked against `index.json` by one `lstat` at each use); everything else they
+/// coordinate through the store's files, exactly like handles in different processes.
 #[derive(Debug, Clone)]
 pub struct Store {
     layout: Arc<Layout>,
@@ -70,24 +72,30 @@ impl Store {
     }
 
     /// Every committed environment, ascending by id.
+    ///
+    /// While `index.json` is unchanged since this process last read or wrote it, this is one
+    /// `lstat` on the calling thread and no read, lock or parse.
     pub async fn list(&self) -> Result<Vec<EnvironmentRecord>, StoreError> {
-        let layout = self.layout.clone();
-        run_blocking(move || {
-            let mut environments = Index::read(&layout)?.environments;
-            environments.sort_by(|a, b| a.id.cmp(&b.id));
-            Ok(environments)
-        })
-        .await
+        Ok(self.listing().await?.to_vec())
     }
 
-    /// The committed environment with this id, if any (malformed ids have none).
+    /// What [`list`](Store::list) returns, shared with the cache instead of copied.
+    pub async fn listing(&self) -> Result<Listing, StoreError> {
+        Ok(Listing(self.index().await?))
+    }
+
+    /// The committed environment with this id, if any (malformed ids have none). Cached as
+    /// [`list`](Store::list) is.
     pub async fn get(&self, id: &str) -> Result<Option<EnvironmentRecord>, StoreError> {
         if !is_environment_id(id) {
             return Ok(None);
         }
-        let layout = self.layout.clone();
-        let id = id.to_owned();
-        run_blocking(move || Ok(Index::read(&layout)?.environment(&id).cloned())).await
+        let index = self.index().await?;
+        Ok(index.environment(id).cloned())
+    }
+
+    async fn index(&self) -> Result<Arc<Index>, StoreError> {
+        current_index(&self.layout).await
     }
 
     /// Reserves `name` for a new environment of `backend`: picks a fresh id and creates its
@@ -129,6 +137,29 @@ impl Store {
         let layout = self.layout.clone();
         run_blocking(move || sweep::sweep(&layout)).await
     }
+}
+
+/// Every committed environment at one instant, ascending by id: a slice shared with the
+/// store's cache (see [`Store::listing`]).
+#[derive(Debug, Clone)]
+pub struct Listing(Arc<Index>);
+
+impl std::ops::Deref for Listing {
+    type Target = [EnvironmentRecord];
+
+    fn deref(&self) -> &[EnvironmentRecord] {
+        &self.0.environments
+    }
+}
+
+/// The current index: the cached one if `index.json` is unchanged (one `lstat` on this
+/// thread), else read off the async threads.
+async fn current_index(layout: &Arc<Layout>) -> Result<Arc<Index>, StoreError> {
+    if let Some(index) = Index::cached(layout) {
+        return Ok(index);
+    }
+    let layout = layout.clone();
+    run_blocking(move || Index::read(&layout)).await
 }
 
 /// Runs blocking store work on tokio's blocking pool.
