@@ -3,7 +3,7 @@
 use std::future::Future;
 
 use serde_json::{json, Value};
-use wsp_backend::execute::{current_stack, resolve_cwd};
+use wsp_backend::execute::{current_stack, resolve_cwd, OutputSink, RunOptions};
 use wsp_backend::store::{
     EnvironmentDetails as Committed, EnvironmentRecord, StoreError, UseGuard,
 };
@@ -100,9 +100,19 @@ impl Environments {
         }
     }
 
-    pub(super) fn execute(
+    /// `environment/execute`, with a place for the output of `stream: true` to go.
+    ///
+    /// This is the single place where streamed output leaves the handler: when the params say
+    /// `stream: true` and `output` is given, every chunk of the command's output is sent to
+    /// `output` as it arrives (in order within each stream), and the last one before this
+    /// future completes. The caller turns each chunk into an `environment/output` notification
+    /// (`wsp_protocol::results::OutputParams` with this request's id) and writes them all
+    /// before the response. A full channel slows the command down; it never buffers without
+    /// bound. Without `output`, `stream` changes nothing: the result carries the output.
+    pub(super) fn execute_streaming(
         self,
         params: ExecuteParams,
+        output: Option<OutputSink>,
     ) -> impl Future<Output = Answer<ExecuteResult>> {
         let token = self.inner.usage.begin(&params.id);
         async move {
@@ -112,6 +122,14 @@ impl Environments {
             let cwd = resolve_cwd(&record.root, params.cwd.as_deref()).map_err(|message| {
                 error::invalid_params(&[Violation::new("cwd", "inside_environment", message)])
             })?;
+            let options = RunOptions {
+                stdin: params.stdin,
+                timeout: params.timeout_ms.map(std::time::Duration::from_millis),
+                max_output_bytes: params.max_output_bytes,
+                output: output.filter(|_| params.stream),
+                limits: params.limits,
+                containment: None,
+            };
             let response = self
                 .call_backend(BackendRequest::Run(RunRequest {
                     root: record.root.clone(),
@@ -119,6 +137,7 @@ impl Environments {
                     argv: params.argv,
                     cwd,
                     env: params.env,
+                    options,
                 }))
                 .await
                 .map_err(backend_error)?;
