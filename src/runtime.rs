@@ -38,6 +38,45 @@ use wsp_protocol::{parse_payload, Id, Incoming, Payload, Request, Response};
 
 use crate::codec::Frame;
 
+/// A stream of frames the runtime reads: a transport's input.
+pub trait FrameSource: Stream<Item = io::Result<Frame>> + Unpin {
+    /// Whether a next frame may already be here, without waiting on the transport. While
+    /// answers are ready and this is `false`, the runtime writes them before it reads on, so a
+    /// lone request is answered without an extra read first.
+    fn has_buffered(&self) -> bool {
+        false
+    }
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> FrameSource
+    for tokio_util::codec::FramedRead<R, crate::codec::FrameCodec>
+{
+    fn has_buffered(&self) -> bool {
+        !self.read_buffer().is_empty()
+    }
+}
+
+impl<S: FrameSource, F: Future + Unpin> FrameSource for futures::stream::TakeUntil<S, F> {
+    fn has_buffered(&self) -> bool {
+        self.get_ref().has_buffered()
+    }
+}
+
+/// Any stream of frames, for a transport that delivers whole messages (each one a
+/// [`Frame::Payload`]).
+#[derive(Debug)]
+pub struct Messages<S>(pub S);
+
+impl<S: Stream<Item = io::Result<Frame>> + Unpin> Stream for Messages<S> {
+    type Item = io::Result<Frame>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        Pin::new(&mut self.0).poll_next(cx)
+    }
+}
+
+impl<S: Stream<Item = io::Result<Frame>> + Unpin> FrameSource for Messages<S> {}
+
 /// How the runtime runs.
 #[derive(Debug, Clone)]
 pub struct RuntimeOptions {
@@ -62,7 +101,7 @@ pub async fn serve<S, I, O>(
 ) -> ExitStatus
 where
     S: Service<Request, Response = Response, Error = Infallible> + Notify,
-    I: Stream<Item = io::Result<Frame>> + Unpin,
+    I: FrameSource,
     O: Sink<Bytes, Error = io::Error> + Unpin,
 {
     let mut session = Session {
@@ -109,7 +148,7 @@ struct Parked<F> {
 impl<S, I, O> Session<S, I, O>
 where
     S: Service<Request, Response = Response, Error = Infallible> + Notify,
-    I: Stream<Item = io::Result<Frame>> + Unpin,
+    I: FrameSource,
     O: Sink<Bytes, Error = io::Error> + Unpin,
 {
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<ExitStatus> {
@@ -222,6 +261,9 @@ where
             let Some(input) = self.input.as_mut() else {
                 return progressed;
             };
+            if !self.ready.is_empty() && !input.has_buffered() {
+                return progressed;
+            }
             let frame = match Pin::new(input).poll_next(cx) {
                 Poll::Pending => return progressed,
                 Poll::Ready(None) => {

@@ -25,7 +25,7 @@ use std::io;
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures::{Sink, Stream, StreamExt};
+use futures::{Sink, StreamExt};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -34,9 +34,9 @@ use tower::{Layer, Service};
 use wsp_middleware::{standard_stack, BoxSession, ExitStatus, LayerPosition, Notify, StackConfig};
 use wsp_protocol::{Capabilities, ErrorObjectOwned, Notification, Params, Request, Response};
 
-use crate::codec::{Frame, FrameCodec, DEFAULT_MAX_FRAME_BYTES};
+use crate::codec::{FrameCodec, DEFAULT_MAX_FRAME_BYTES};
 use crate::router::Router;
-use crate::runtime::{self, RuntimeOptions};
+use crate::runtime::{self, FrameSource, RuntimeOptions};
 
 /// Bytes read or written per system call at most, and the output buffer's backpressure mark.
 const IO_CHUNK: usize = 64 * 1024;
@@ -249,10 +249,10 @@ impl Server {
     }
 
     /// Serves a message transport: payloads in (with the codec's reports of dropped input),
-    /// payloads out.
+    /// payloads out. A stream of whole messages goes in through [`runtime::Messages`].
     pub async fn serve_transport<I, O>(self, input: I, output: O) -> ExitStatus
     where
-        I: Stream<Item = io::Result<Frame>> + Unpin,
+        I: FrameSource,
         O: Sink<Bytes, Error = io::Error> + Unpin,
     {
         let (stack, _handles) = standard_stack(self.router, self.stack);
