@@ -5,7 +5,7 @@ use std::future::Future;
 use serde_json::{json, Value};
 use wsp_backend::execute::{current_stack, resolve_cwd, OutputSink, RunOptions};
 use wsp_backend::store::{
-    EnvironmentDetails as Committed, EnvironmentRecord, StoreError, UseGuard,
+    EnvironmentDetails as Committed, EnvironmentRecord, Removal, StoreError, UseGuard,
 };
 use wsp_backend::{
     BackendRequest, BackendResponse, DescribeRequest, ProvisionRequest, RemoveRequest, RunRequest,
@@ -157,31 +157,43 @@ impl Environments {
                 Some(json!({ "id": id })),
             )
         });
-        let marked = refused.is_none() && self.inner.usage.mark_deleting(&id);
+        let mark = refused
+            .is_none()
+            .then(|| self.inner.usage.mark_deleting(&id))
+            .flatten();
         async move {
             if let Some(refused) = refused {
                 return Err(refused);
             }
-            if !marked {
+            let Some(_mark) = mark else {
                 return Err(error::environment_not_found(&id));
-            }
-            let _unmark = Unmark(&self, &id);
+            };
+            // Dropped (cancelled) while waiting here or inside `remove`, the delete has changed
+            // nothing. `remove` completes in the very poll that takes the environment out of
+            // the index, and nothing after it waits: a delete that changed something answers.
             self.inner.usage.wait_unused(&id).await;
             let removal = self.inner.store.remove(&id).await.map_err(store_error)?;
-            if let Some((path, e)) = &removal.leftover {
-                tracing::warn!(directory = %path.display(), error = %e, "could not delete an environment's files; a later create or delete removes them");
-            }
-            let removed = self
-                .call_backend(BackendRequest::Remove(RemoveRequest {
-                    root: removal.record.root.clone(),
-                }))
-                .await;
-            if let Err(e) = removed {
-                tracing::warn!(id = %id, error = %e, "the backend's removal step failed");
-            }
-            self.sweep().await;
+            tokio::spawn(self.clone().finish_removal(removal));
             Ok(DeleteAck { id: id.clone() })
         }
+    }
+
+    /// The rest of a delete past its point of no return, on a task of its own: waits for the
+    /// files to be deleted (warning about any that cannot be), runs the backend's removal
+    /// step, and sweeps.
+    async fn finish_removal(self, removal: Removal) {
+        let id = removal.record.id.clone();
+        let root = removal.record.root.clone();
+        if let Some((path, e)) = removal.files_deleted().await {
+            tracing::warn!(directory = %path.display(), error = %e, "could not delete an environment's files; a later create or delete removes them");
+        }
+        let removed = self
+            .call_backend(BackendRequest::Remove(RemoveRequest { root }))
+            .await;
+        if let Err(e) = removed {
+            tracing::warn!(id = %id, error = %e, "the backend's removal step failed");
+        }
+        self.sweep().await;
     }
 
     /// Holds the environment for the rest of a `get`/`execute` (across processes too).
@@ -206,14 +218,6 @@ impl Environments {
         if let Err(e) = self.inner.store.sweep().await {
             tracing::warn!(error = %e, "sweeping the state directory failed");
         }
-    }
-}
-
-struct Unmark<'a>(&'a Environments, &'a str);
-
-impl Drop for Unmark<'_> {
-    fn drop(&mut self) {
-        self.0.inner.usage.unmark_deleting(self.1);
     }
 }
 

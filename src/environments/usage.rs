@@ -23,6 +23,18 @@ pub(crate) struct Usage {
     released: Arc<Notify>,
 }
 
+/// A delete of an environment under way; dropping it ends it.
+pub(crate) struct DeleteMark {
+    usage: Usage,
+    id: String,
+}
+
+impl Drop for DeleteMark {
+    fn drop(&mut self) {
+        self.usage.lock().deleting.remove(&self.id);
+    }
+}
+
 /// A registered use; dropping it releases the use.
 pub(crate) struct UseToken {
     usage: Usage,
@@ -49,14 +61,17 @@ impl Usage {
         })
     }
 
-    /// Marks `id` as being deleted; `false` when another delete of it is already under way.
-    pub(crate) fn mark_deleting(&self, id: &str) -> bool {
-        self.lock().deleting.insert(id.to_owned())
-    }
-
-    /// Ends a delete of `id` (whatever its outcome).
-    pub(crate) fn unmark_deleting(&self, id: &str) {
-        self.lock().deleting.remove(id);
+    /// Marks `id` as being deleted until the mark is dropped, whatever the delete's outcome
+    /// (a dropped, never polled delete included); `None` when another delete of it is already
+    /// under way.
+    pub(crate) fn mark_deleting(&self, id: &str) -> Option<DeleteMark> {
+        self.lock()
+            .deleting
+            .insert(id.to_owned())
+            .then(|| DeleteMark {
+                usage: self.clone(),
+                id: id.to_owned(),
+            })
     }
 
     /// Waits until no use of `id` registered so far remains.

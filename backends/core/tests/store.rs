@@ -6,8 +6,7 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use store_support::{
-    create, details, entries, provision, raw_index, reservation_ids, use_lock_path,
-    wait_for_blocked_exclusive_flock,
+    create, details, entries, provision, raw_index, reservation_ids, wait_for_removal_to_wait,
 };
 use wsp_backend::store::{is_environment_id, new_environment_id, Store, StoreError, ID_PREFIX};
 
@@ -248,7 +247,7 @@ async fn twenty_concurrent_reserves_of_one_name_admit_exactly_one() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn remove_waits_for_a_use_guard_and_later_lookups_miss() {
+async fn remove_waits_for_a_use_guard_and_later_uses_miss() {
     let (_dir, store) = open_temp();
     let record = create(&store, "busy").await;
     let guard = store.acquire_use(&record.id).await.unwrap();
@@ -258,24 +257,32 @@ async fn remove_waits_for_a_use_guard_and_later_lookups_miss() {
         let id = record.id.clone();
         tokio::spawn(async move { store.remove(&id).await })
     };
-    let lock = use_lock_path(&store, &record.id);
-    tokio::task::spawn_blocking(move || wait_for_blocked_exclusive_flock(&lock))
+    let (waiting_store, id) = (store.clone(), record.id.clone());
+    tokio::task::spawn_blocking(move || wait_for_removal_to_wait(&waiting_store, &id))
         .await
         .unwrap();
-    // The remover is waiting for the guard: the record is gone, the files are not.
+    // The remover waits for the guard: nothing has changed yet, but new users are turned away
+    // and so is a second removal.
     assert!(!remover.is_finished());
     assert!(record.root.join("bin").join("python").is_file());
-    assert_eq!(store.get(&record.id).await.unwrap(), None);
+    assert_eq!(store.get(&record.id).await.unwrap().as_ref(), Some(&record));
+    assert_eq!(store.list().await.unwrap(), vec![record.clone()]);
     assert!(matches!(
         store.acquire_use(&record.id).await,
         Err(StoreError::NotFound { .. })
     ));
-    assert!(store.list().await.unwrap().is_empty());
+    assert!(matches!(
+        store.remove(&record.id).await,
+        Err(StoreError::NotFound { .. })
+    ));
     drop(guard);
     let removal = remover.await.unwrap().unwrap();
     assert_eq!(removal.record, record);
-    assert!(removal.leftover.is_none(), "{:?}", removal.leftover);
-    assert!(!record.root.exists());
+    assert!(!record.root.exists(), "the root is in the trash at once");
+    assert_eq!(store.get(&record.id).await.unwrap(), None);
+    assert!(store.list().await.unwrap().is_empty());
+    let leftover = removal.files_deleted().await;
+    assert!(leftover.is_none(), "{leftover:?}");
     assert!(entries(&store.dir().join("trash")).is_empty());
     assert!(entries(&store.dir().join("locks")).is_empty());
     assert!(matches!(

@@ -5,11 +5,11 @@
 
 mod store_support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use store_support::{create, raw_index, MARKER_CONTENTS};
-use wsp_backend::store::{Store, StoreError};
+use wsp_backend::store::{Removal, Store, StoreError};
 
 /// A directory outside the store holding a file that nothing may delete.
 struct Canary {
@@ -38,8 +38,11 @@ impl Canary {
     }
 }
 
-/// What the venv and conda backends do with the root a removal reports.
-fn delete_like_a_backend(root: &Path) {
+/// Waits for a removal's files to be deleted, then does what the venv and conda backends do
+/// with the root it reports.
+async fn delete_like_a_backend(removal: Removal) {
+    let root = removal.record.root.clone();
+    assert!(removal.files_deleted().await.is_none());
     match std::fs::remove_dir_all(root) {
         Err(error) if error.kind() != std::io::ErrorKind::NotFound => panic!("{error}"),
         _ => {}
@@ -129,9 +132,10 @@ async fn a_record_whose_root_lies_elsewhere_is_refused_never_followed() {
         ));
         match store.remove(&record.id).await {
             Ok(removal) => {
-                delete_like_a_backend(&removal.record.root);
+                let removed = removal.record.clone();
+                delete_like_a_backend(removal).await;
                 canary.assert_alive();
-                panic!("removed {:?}", removal.record);
+                panic!("removed {removed:?}");
             }
             Err(error) => assert!(matches!(error, StoreError::NotFound { .. }), "{error}"),
         }
@@ -141,7 +145,7 @@ async fn a_record_whose_root_lies_elsewhere_is_refused_never_followed() {
     let raw = raw_index(&store);
     assert_eq!(raw["environments"].as_array().unwrap().len(), 5, "{raw}");
     let removal = store.remove(&kept.id).await.unwrap();
-    delete_like_a_backend(&removal.record.root);
+    delete_like_a_backend(removal).await;
     assert!(store.list().await.unwrap().is_empty());
     canary.assert_alive();
 }
@@ -201,7 +205,7 @@ async fn a_copied_state_directory_deletes_only_its_own_files() {
         .unwrap()
         .expect("the copy lists it");
     let removal = copy.remove(&record.id).await.unwrap();
-    delete_like_a_backend(&removal.record.root);
+    delete_like_a_backend(removal).await;
     assert_eq!(
         std::fs::read_to_string(&record.interpreter_path)
             .ok()
@@ -252,7 +256,7 @@ async fn deleting_never_follows_a_symlink_out_of_a_root() {
     std::os::unix::fs::symlink("../../../outside", record.root.join("bin").join("relative"))
         .unwrap();
     let removal = store.remove(&record.id).await.unwrap();
-    delete_like_a_backend(&removal.record.root);
+    delete_like_a_backend(removal).await;
     canary.assert_alive();
     assert!(!record.root.exists());
 
@@ -286,7 +290,7 @@ async fn a_root_that_is_itself_a_symlink_is_refused_and_deleted_as_a_link() {
         other => panic!("the symlinked root was followed: {other:?}"),
     }
     let removal = store.remove(&record.id).await.unwrap();
-    delete_like_a_backend(&removal.record.root);
+    delete_like_a_backend(removal).await;
     assert!(std::fs::symlink_metadata(&record.root).is_err());
     assert!(store.list().await.unwrap().is_empty());
     canary.assert_alive();

@@ -13,8 +13,7 @@ use std::time::Duration;
 
 use rand::Rng;
 use store_support::{
-    create, details, entries, provision, reservation_ids, use_lock_path,
-    wait_for_blocked_exclusive_flock, MARKER_CONTENTS,
+    create, details, entries, provision, reservation_ids, wait_for_removal_to_wait, MARKER_CONTENTS,
 };
 use wsp_backend::store::{Store, StoreError};
 
@@ -245,17 +244,20 @@ async fn remove_waits_for_a_use_guard_held_by_another_process() {
         let id = record.id.clone();
         tokio::spawn(async move { store.remove(&id).await })
     };
-    let lock = use_lock_path(&store, &record.id);
-    tokio::task::spawn_blocking(move || wait_for_blocked_exclusive_flock(&lock))
+    let (waiting_store, id) = (store.clone(), record.id.clone());
+    tokio::task::spawn_blocking(move || wait_for_removal_to_wait(&waiting_store, &id))
         .await
         .unwrap();
     assert!(!remover.is_finished());
-    assert_eq!(store.get(&record.id).await.unwrap(), None);
+    assert!(matches!(
+        store.acquire_use(&record.id).await,
+        Err(StoreError::NotFound { .. })
+    ));
     assert!(record.interpreter_path.is_file());
     child.tell("release");
     assert_eq!(child.next(), "intact");
     let removal = remover.await.unwrap().unwrap();
-    assert!(removal.leftover.is_none());
+    assert!(removal.files_deleted().await.is_none());
     assert!(!record.root.exists());
     child.finish();
 }

@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use store_support::{
-    create, entries, provision, reservation_ids, use_lock_path, wait_for_blocked_exclusive_flock,
+    create, delete_lock_path, entries, provision, reservation_ids, wait_for_removal_to_wait,
 };
 use wsp_backend::store::Store;
 
@@ -50,8 +50,8 @@ async fn undeletable_files_are_reported_and_swept_later() {
     std::fs::write(&pinned, "x").unwrap();
     pin(&pinned);
     let removal = store.remove(&record.id).await.unwrap();
-    let (leftover, error) = removal.leftover.expect("a leftover");
     assert_eq!(removal.record, record);
+    let (leftover, error) = removal.files_deleted().await.expect("a leftover");
     assert!(!error.to_string().is_empty());
     assert_eq!(leftover.parent(), Some(store.dir().join("trash").as_path()));
     assert!(leftover.join("lib").join("pinned").exists());
@@ -121,18 +121,42 @@ async fn sweep_leaves_a_removal_that_waits_for_users_alone() {
         let id = record.id.clone();
         tokio::spawn(async move { store.remove(&id).await })
     };
-    let lock = use_lock_path(&store, &record.id);
-    tokio::task::spawn_blocking(move || wait_for_blocked_exclusive_flock(&lock))
+    let (waiting_store, id) = (store.clone(), record.id.clone());
+    tokio::task::spawn_blocking(move || wait_for_removal_to_wait(&waiting_store, &id))
         .await
         .unwrap();
-    // The root belongs to no record now, but a user still holds it.
+    // A user still holds the environment: the sweep touches neither it nor the removal's lock.
     let report = store.sweep().await.unwrap();
-    assert_eq!(report.busy, vec![record.root.clone()]);
+    assert!(
+        report.failed.is_empty() && report.removed.is_empty(),
+        "{report:?}"
+    );
     assert!(record.root.join("bin").join("python").is_file());
+    assert!(delete_lock_path(&store, &record.id).exists());
     drop(guard);
     let removal = remover.await.unwrap().unwrap();
-    assert!(removal.leftover.is_none());
+    assert!(removal.files_deleted().await.is_none());
     assert!(!record.root.exists());
+}
+
+/// A removal whose answer nobody awaits still deletes the files, and a sweep waits for it.
+#[tokio::test]
+async fn background_deletion_finishes_unawaited_and_sweep_waits_for_it() {
+    let (_dir, store) = open_temp();
+    let record = create(&store, "unawaited").await;
+    for i in 0..200 {
+        let dir = record.root.join("lib").join(format!("d{i}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("f"), "x").unwrap();
+    }
+    drop(store.remove(&record.id).await.unwrap());
+    let report = store.sweep().await.unwrap();
+    assert!(
+        report.busy.is_empty() && report.failed.is_empty(),
+        "{report:?}"
+    );
+    assert!(entries(&store.dir().join("trash")).is_empty());
+    assert!(entries(&store.dir().join("locks")).is_empty());
 }
 
 #[tokio::test]

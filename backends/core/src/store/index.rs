@@ -243,6 +243,59 @@ impl<'a> IndexWriter<'a> {
         }
         Ok(())
     }
+
+    /// Writes (and with [`Durability::Durable`] fsyncs) the new index beside the current one,
+    /// keeping the lock: nothing is visible to anyone until [`StagedIndex::publish`]. Dropped
+    /// unpublished, it deletes the temporary file and releases the lock.
+    pub(crate) fn stage(
+        self,
+        index: Index,
+        durability: Durability,
+    ) -> Result<StagedIndex, StoreError> {
+        let file = write_temp(self.layout, &index, durability)?;
+        Ok(StagedIndex {
+            temp: self.layout.index_temp.clone(),
+            staged: Some((file, index, durability)),
+            _lock: self._lock,
+        })
+    }
+}
+
+/// A new index written beside the current one, under the index lock; see
+/// [`IndexWriter::stage`].
+#[derive(Debug)]
+pub(crate) struct StagedIndex {
+    temp: std::path::PathBuf,
+    staged: Option<(File, Index, Durability)>,
+    _lock: PathLock,
+}
+
+impl StagedIndex {
+    /// Renames the staged index over the current one: from here on everyone sees it. Only a
+    /// failed rename is an error (nothing changed); a failed fsync of the directory after it
+    /// is logged, since the change is already visible.
+    pub(crate) fn publish(mut self, layout: &Layout) -> Result<(), StoreError> {
+        let Some((file, index, durability)) = self.staged.take() else {
+            return Ok(());
+        };
+        rename_into_place(layout, file, index)?;
+        if durability == Durability::Durable {
+            if let Err(error) = sync_store_dir(layout) {
+                tracing::warn!(%error, "the index change may not survive a power loss");
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for StagedIndex {
+    fn drop(&mut self) {
+        if self.staged.take().is_some() {
+            if let Err(error) = std::fs::remove_file(&self.temp) {
+                tracing::debug!(path = %self.temp.display(), %error, "could not delete an unused index");
+            }
+        }
+    }
 }
 
 /// Writes `index` to the temporary index file, returning it open.

@@ -7,6 +7,7 @@
 //! <dir>/environments/<id>/    environment roots
 //! <dir>/locks/<id>.owner      exclusive flock held by a live reservation
 //! <dir>/locks/<id>.use        shared by users of an environment, exclusive while deleting it
+//! <dir>/locks/<id>.delete     exclusive flock held by a deletion of <id>, waiting or not
 //! <dir>/trash/<id>.<nonce>    directories on their way out
 //! ```
 //!
@@ -17,11 +18,13 @@ use std::fs::DirBuilder;
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rand::Rng;
 
 use super::cache::IndexCache;
 use super::error::StoreError;
+use super::in_flight::InFlight;
 
 /// The name of the directory that holds the environment roots.
 const ENVIRONMENTS: &str = "environments";
@@ -38,6 +41,8 @@ pub(crate) struct Layout {
     pub(crate) index_lock: PathBuf,
     /// The last index read or written here, reused while `index.json` is unchanged.
     pub(crate) cache: IndexCache,
+    /// Deletions this process is finishing in the background.
+    pub(crate) deletions: Arc<InFlight>,
 }
 
 impl Layout {
@@ -61,6 +66,7 @@ impl Layout {
             index_temp: dir.join("index.json.tmp"),
             index_lock: dir.join("index.lock"),
             cache: IndexCache::default(),
+            deletions: Arc::default(),
             dir,
         };
         for subdir in [&layout.environments, &layout.locks, &layout.trash] {
@@ -89,6 +95,12 @@ impl Layout {
     /// The lock users of environment `id` share and its deleter takes exclusively.
     pub(crate) fn use_lock(&self, id: &str) -> PathBuf {
         self.locks.join(format!("{id}.use"))
+    }
+
+    /// The lock a deletion of `id` holds exclusively from its start to its end: while it is
+    /// held, new users of `id` are turned away.
+    pub(crate) fn delete_lock(&self, id: &str) -> PathBuf {
+        self.locks.join(format!("{id}.delete"))
     }
 
     /// A fresh name in the trash for something that belonged to `id`.

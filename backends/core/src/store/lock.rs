@@ -71,6 +71,16 @@ impl PathLock {
         }
     }
 
+    /// Opens `path` (creating the file if needed) for repeated [`LockAttempt::try_lock`]s on
+    /// one open file, so that failed attempts open and close nothing.
+    pub(crate) fn attempt(path: &Path, mode: LockMode) -> io::Result<LockAttempt> {
+        Ok(LockAttempt {
+            file: open_lock_file(path)?,
+            path: path.to_path_buf(),
+            mode,
+        })
+    }
+
     /// The locked file's path.
     pub(crate) fn path(&self) -> &Path {
         &self.path
@@ -88,6 +98,50 @@ impl PathLock {
         drop(self.file);
         Ok(())
     }
+}
+
+/// A lock file held open for taking its lock without waiting, again and again.
+#[derive(Debug)]
+pub(crate) struct LockAttempt {
+    file: File,
+    path: PathBuf,
+    mode: LockMode,
+}
+
+impl LockAttempt {
+    /// Takes the lock if nobody holds a conflicting one; otherwise gives the attempt back.
+    pub(crate) fn try_lock(mut self) -> io::Result<Result<PathLock, LockAttempt>> {
+        loop {
+            let locked = retry_interrupted(|| match self.mode {
+                LockMode::Shared => FileExt::try_lock_shared(&self.file),
+                LockMode::Exclusive => FileExt::try_lock_exclusive(&self.file),
+            })?;
+            if !locked {
+                return Ok(Err(self));
+            }
+            if still_named_by(&self.file, &self.path)? {
+                return Ok(Ok(PathLock {
+                    file: self.file,
+                    path: self.path,
+                    mode: self.mode,
+                }));
+            }
+            // The file was unlinked by its last exclusive holder: try its successor.
+            self.file = open_lock_file(&self.path)?;
+        }
+    }
+}
+
+/// Whether some process holds a lock on the existing file `path` that excludes a shared one
+/// (an exclusive lock). A missing file is held by nobody; the file is never created.
+pub(crate) fn held_exclusively(path: &Path) -> io::Result<bool> {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let file = match rustix::fs::open(path, flags, Mode::empty()) {
+        Ok(fd) => File::from(fd),
+        Err(rustix::io::Errno::NOENT) => return Ok(false),
+        Err(errno) => return Err(errno.into()),
+    };
+    Ok(!retry_interrupted(|| FileExt::try_lock_shared(&file))?)
 }
 
 /// Opens `path` read-only, creating it if missing: `flock` needs no write access, so a lock

@@ -14,7 +14,8 @@
 //! - a reservation lives as long as its owner's flock, so a dead process's reservation goes
 //!   stale by itself and stops holding its name;
 //! - users of an environment share its use-lock; `remove` takes it exclusively before
-//!   deleting, which waits for every user in every process;
+//!   changing anything, which waits for every user in every process, and can be cancelled
+//!   until then with no effect;
 //! - files are deleted by first moving them into `trash/`, so a crash mid-delete leaves
 //!   nothing half-deleted in `environments/`, and [`Store::sweep`] finishes the job later.
 //!
@@ -22,6 +23,7 @@
 
 mod cache;
 mod error;
+mod in_flight;
 mod index;
 mod layout;
 mod lock;
@@ -30,6 +32,7 @@ mod removal;
 mod reservation;
 mod stored;
 mod sweep;
+mod wait;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -120,20 +123,31 @@ impl Store {
         run_blocking(move || removal::acquire_use(&layout, &id)).await
     }
 
-    /// Removes environment `id`: takes it out of the index (later lookups get
-    /// [`StoreError::NotFound`]), waits until no [`UseGuard`] on it is left in any process,
-    /// then deletes its files. Files that cannot be deleted do not fail the call: they are
-    /// reported in [`Removal::leftover`] and removed by a later [`sweep`](Store::sweep).
+    /// Removes environment `id`: waits until no [`UseGuard`] on it is left in any process,
+    /// takes it out of the index (later lookups get [`StoreError::NotFound`]) and moves its
+    /// root to the trash, then deletes its files in the background (see
+    /// [`Removal::files_deleted`]; files that cannot be deleted are removed by a later
+    /// [`sweep`](Store::sweep)).
+    ///
+    /// From the start, new [`acquire_use`](Store::acquire_use)s of `id` in any process fail
+    /// with [`StoreError::NotFound`], and so does a second `remove` of it; [`list`] and
+    /// [`get`] show it until it is taken out of the index. Cancel-safe: dropped
+    /// before it completes, the future has changed nothing (the environment is as it was and
+    /// usable again); it completes in the very poll that takes the record out of the index.
+    ///
+    /// [`list`]: Store::list
+    /// [`get`]: Store::get
     pub async fn remove(&self, id: &str) -> Result<Removal, StoreError> {
-        let layout = self.layout.clone();
-        let id = id.to_owned();
-        run_blocking(move || removal::remove(layout, &id)).await
+        removal::remove(self.layout.clone(), id).await
     }
 
     /// Removes leftovers: stale reservations and their roots, the trash, directories under
     /// `environments/` that belong to no environment and no live reservation, and unused lock
     /// files. Never touches a live reservation or anything someone is using or deleting.
+    ///
+    /// First waits for the deletions this process still runs in the background.
     pub async fn sweep(&self) -> Result<SweepReport, StoreError> {
+        self.layout.deletions.idle().await;
         let layout = self.layout.clone();
         run_blocking(move || sweep::sweep(&layout)).await
     }

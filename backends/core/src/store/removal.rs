@@ -1,19 +1,34 @@
 //! Using and removing environments: the use-lock protocol.
 //!
 //! Users of an environment hold a shared flock on `locks/<id>.use`, taken before they look
-//! the environment up. `remove` first drops the record from the index, so later lookups miss,
-//! then takes that lock exclusively, which waits for every earlier user in any process, and
-//! only then deletes the files.
+//! the environment up. A removal is cancellable until its point of no return and changes
+//! nothing before it:
+//!
+//! 1. it takes `locks/<id>.delete` exclusively (a second removal of `id` finds it taken and
+//!    answers [`StoreError::NotFound`]); while it is held, a new user in any process sees it
+//!    after taking its shared use-lock, lets go and answers `NotFound`;
+//! 2. it waits, without blocking a thread, until it can take the use-lock exclusively, that
+//!    is until every earlier user in every process is done;
+//! 3. under the index lock, it writes the index without the record beside the current one;
+//! 4. the point of no return: in the same poll that returns the answer, the new index is
+//!    renamed into place and the root moved to the trash;
+//! 5. the trash entry is deleted in the background (see [`Removal::files_deleted`]).
+//!
+//! Dropping the future during 1–3 releases its locks at once and deletes the unused index
+//! file, so nothing anyone can observe has changed; once 4 has run the future is already
+//! complete. Only the index lock, held by a blocking task staging the index, may outlive the
+//! future by the time that write takes.
 
 use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::error::StoreError;
-use super::index::{Durability, Index, IndexWriter};
+use super::index::{Durability, Index, IndexWriter, StagedIndex};
 use super::layout::{remove_path, rename_if_present, Layout};
-use super::lock::{LockMode, PathLock};
+use super::lock::{held_exclusively, LockMode, PathLock};
 use super::record::{is_environment_id, EnvironmentRecord};
+use super::{current_index, run_blocking, wait};
 
 /// Proof that an environment is in use: while any `UseGuard` for it lives, in any process,
 /// [`Store::remove`](super::Store::remove) waits before deleting its files.
@@ -30,21 +45,33 @@ impl UseGuard {
     }
 }
 
-/// What [`Store::remove`](super::Store::remove) did.
+/// What [`Store::remove`](super::Store::remove) did: the record is out of the index and the
+/// root is in the trash; its files are being deleted in the background.
 #[derive(Debug)]
 pub struct Removal {
     /// The record that was removed from the index.
     pub record: EnvironmentRecord,
-    /// Files that could not be deleted, and why. They wait for a later sweep; the caller
-    /// should warn, naming the directory.
-    pub leftover: Option<(PathBuf, io::Error)>,
+    files: tokio::task::JoinHandle<Option<(PathBuf, io::Error)>>,
+}
+
+impl Removal {
+    /// Waits until the environment's files are deleted. Returns the files that could not be,
+    /// and why: they wait for a later sweep, and the caller should warn, naming the
+    /// directory. The deletion finishes whether or not this is awaited.
+    pub async fn files_deleted(self) -> Option<(PathBuf, io::Error)> {
+        match self.files.await {
+            Ok(leftover) => leftover,
+            Err(error) => Some((self.record.root, io::Error::other(error.to_string()))),
+        }
+    }
 }
 
 fn not_found(id: &str) -> StoreError {
     StoreError::NotFound { id: id.into() }
 }
 
-/// Takes a shared use-lock on `id`, then checks that it is committed. Blocking.
+/// Takes a shared use-lock on `id`, then checks that it is committed and that no removal of
+/// it has started. Blocking.
 pub(crate) fn acquire_use(layout: &Layout, id: &str) -> Result<UseGuard, StoreError> {
     // Unknown ids are answered without creating a lock file for them.
     if !is_environment_id(id) || Index::read(layout)?.environment(id).is_none() {
@@ -53,6 +80,12 @@ pub(crate) fn acquire_use(layout: &Layout, id: &str) -> Result<UseGuard, StoreEr
     let path = layout.use_lock(id);
     let lock = PathLock::acquire(&path, LockMode::Shared)
         .map_err(|e| StoreError::io(format!("locking {}", path.display()), e))?;
+    let marker = layout.delete_lock(id);
+    if held_exclusively(&marker)
+        .map_err(|e| StoreError::io(format!("probing {}", marker.display()), e))?
+    {
+        return Err(not_found(id));
+    }
     match Index::read(layout)?.environment(id) {
         Some(record) => {
             refuse_unsafe_root(record)?;
@@ -83,50 +116,94 @@ fn refuse_unsafe_root(record: &EnvironmentRecord) -> Result<(), StoreError> {
     }
 }
 
-/// Removes `id` from the index, waits for its users, then deletes its files. Blocking.
-pub(crate) fn remove(layout: Arc<Layout>, id: &str) -> Result<Removal, StoreError> {
-    if !is_environment_id(id) {
+/// Removes `id`; see the module documentation for the steps and what cancelling does.
+///
+/// The locks that make the removal visible to others (the marker and the gate) live in this
+/// future itself, never in a blocking task, so that dropping it releases them at once.
+pub(crate) async fn remove(layout: Arc<Layout>, id: &str) -> Result<Removal, StoreError> {
+    let committed = |index: Arc<Index>| index.environment(id).is_some();
+    if !is_environment_id(id) || !committed(current_index(&layout).await?) {
         return Err(not_found(id));
     }
-    let record = {
-        let writer = IndexWriter::lock(&layout)?;
-        let mut index = writer.read()?;
-        let position = index
-            .environments
-            .iter()
-            .position(|record| record.id == id)
-            .ok_or_else(|| not_found(id))?;
-        let record = index.environments.remove(position);
-        writer.write(&index, Durability::Durable)?;
-        record
-    };
-    let path = layout.use_lock(id);
-    let gate = match PathLock::acquire(&path, LockMode::Exclusive) {
-        Ok(gate) => gate,
-        Err(error) => {
-            let context = format!("waiting for users of {id} on {}", path.display());
-            let leftover = layout.root(id);
-            tracing::warn!(%context, %error, "files are left for a later sweep");
-            return Ok(Removal {
-                record,
-                leftover: Some((leftover, error)),
-            });
-        }
-    };
-    let leftover = delete_root(&layout, id);
-    if let Err(error) = gate.unlink() {
-        tracing::debug!(path = %path.display(), %error, "could not delete a lock file");
+    let marker_path = layout.delete_lock(id);
+    let marker = PathLock::try_acquire(&marker_path, LockMode::Exclusive)
+        .map_err(|e| StoreError::io(format!("locking {}", marker_path.display()), e))?
+        .ok_or_else(|| not_found(id))?;
+    // Removed by a removal that ended just before this one took the marker?
+    if !committed(current_index(&layout).await?) {
+        return Err(not_found(id));
     }
-    Ok(Removal { record, leftover })
+    let gate_path = layout.use_lock(id);
+    let gate = wait::acquire(&gate_path, LockMode::Exclusive)
+        .await
+        .map_err(|e| {
+            StoreError::io(
+                format!("waiting for users of {id} on {}", gate_path.display()),
+                e,
+            )
+        })?;
+    let (staging, owned_id) = (layout.clone(), id.to_owned());
+    let (record, staged) = run_blocking(move || prepare(&staging, &owned_id)).await?;
+    Prepared {
+        record,
+        staged,
+        marker,
+        gate,
+    }
+    .commit(&layout)
 }
 
-/// Moves the root of `id` to the trash and deletes it there. Call with its use-lock held.
-fn delete_root(layout: &Layout, id: &str) -> Option<(PathBuf, io::Error)> {
-    let root = layout.root(id);
-    let trash = layout.new_trash_entry(id);
-    match rename_if_present(&root, &trash) {
-        Ok(true) => remove_path(&trash).err().map(|error| (trash, error)),
-        Ok(false) => None,
-        Err(error) => Some((root, error)),
+/// Everything a removal needs to cross its point of no return without waiting.
+struct Prepared {
+    record: EnvironmentRecord,
+    staged: StagedIndex,
+    marker: PathLock,
+    gate: PathLock,
+}
+
+/// Stages the index without `id`, holding the index lock. Blocking.
+fn prepare(layout: &Layout, id: &str) -> Result<(EnvironmentRecord, StagedIndex), StoreError> {
+    let writer = IndexWriter::lock(layout)?;
+    let mut index = writer.read()?;
+    let position = index
+        .environments
+        .iter()
+        .position(|record| record.id == id)
+        .ok_or_else(|| not_found(id))?;
+    let record = index.environments.remove(position);
+    Ok((record, writer.stage(index, Durability::Durable)?))
+}
+
+impl Prepared {
+    /// The point of no return, on the calling thread: publishes the index, moves the root to
+    /// the trash and starts deleting it in the background.
+    fn commit(self, layout: &Arc<Layout>) -> Result<Removal, StoreError> {
+        let Prepared {
+            record,
+            staged,
+            marker,
+            gate,
+        } = self;
+        staged.publish(layout)?;
+        let root = layout.root(&record.id);
+        let trash = layout.new_trash_entry(&record.id);
+        let moved = rename_if_present(&root, &trash);
+        let in_flight = layout.deletions.enter();
+        let files = tokio::task::spawn_blocking(move || {
+            let leftover = match moved {
+                Ok(true) => remove_path(&trash).err().map(|error| (trash, error)),
+                Ok(false) => None,
+                Err(error) => Some((root, error)),
+            };
+            for lock in [gate, marker] {
+                let path = lock.path().to_path_buf();
+                if let Err(error) = lock.unlink() {
+                    tracing::debug!(path = %path.display(), %error, "could not delete a lock file");
+                }
+            }
+            drop(in_flight);
+            leftover
+        });
+        Ok(Removal { record, files })
     }
 }

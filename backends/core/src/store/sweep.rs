@@ -165,7 +165,7 @@ fn delete_unused_lock_files(
         };
         let wanted = match kind {
             "use" => !committed.contains(id),
-            "owner" => true,
+            "owner" | "delete" => true,
             _ => false,
         };
         if !wanted || !is_environment_id(id) {

@@ -73,13 +73,38 @@ pub fn use_lock_path(store: &Store, id: &str) -> PathBuf {
     store.dir().join("locks").join(format!("{id}.use"))
 }
 
+/// The deletion marker of environment `id`, held while a removal of it runs.
+pub fn delete_lock_path(store: &Store, id: &str) -> PathBuf {
+    store.dir().join("locks").join(format!("{id}.delete"))
+}
+
+/// Waits until a removal of `id` has started and is waiting for users: it holds the
+/// deletion marker (or, as removals did before they had one, it is blocked on the use-lock),
+/// as listed in `/proc/locks`.
+pub fn wait_for_removal_to_wait(store: &Store, id: &str) {
+    let marker = delete_lock_path(store, id);
+    let gate = use_lock_path(store, id);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let holds_marker = std::fs::metadata(&marker)
+            .is_ok_and(|metadata| exclusive_flock_on(metadata.ino(), false));
+        let blocked_on_gate =
+            std::fs::metadata(&gate).is_ok_and(|metadata| exclusive_flock_on(metadata.ino(), true));
+        if holds_marker || blocked_on_gate {
+            return;
+        }
+        assert!(Instant::now() < deadline, "no removal of {id} started");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 /// Waits until some process is blocked waiting for an exclusive flock on `path`, as listed
 /// in `/proc/locks` (a line with `->` for the file's inode).
 pub fn wait_for_blocked_exclusive_flock(path: &Path) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         if let Ok(metadata) = std::fs::metadata(path) {
-            if blocked_exclusive_flock_on(metadata.ino()) {
+            if exclusive_flock_on(metadata.ino(), true) {
                 return;
             }
         }
@@ -92,15 +117,21 @@ pub fn wait_for_blocked_exclusive_flock(path: &Path) {
     }
 }
 
-fn blocked_exclusive_flock_on(inode: u64) -> bool {
+/// Whether `/proc/locks` lists an exclusive flock on `inode` that is waited for (`blocked`)
+/// or held.
+fn exclusive_flock_on(inode: u64, blocked: bool) -> bool {
     let locks = std::fs::read_to_string("/proc/locks").unwrap();
     locks.lines().any(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        fields.get(1) == Some(&"->")
-            && fields.get(2) == Some(&"FLOCK")
-            && fields.get(4) == Some(&"WRITE")
+        let mut fields: Vec<&str> = line.split_whitespace().collect();
+        let waiting = fields.get(1) == Some(&"->");
+        if waiting {
+            fields.remove(1);
+        }
+        waiting == blocked
+            && fields.get(1) == Some(&"FLOCK")
+            && fields.get(3) == Some(&"WRITE")
             && fields
-                .get(6)
+                .get(5)
                 .and_then(|device_inode| device_inode.rsplit(':').next())
                 .and_then(|number| number.parse::<u64>().ok())
                 == Some(inode)
