@@ -47,8 +47,10 @@ pub struct ServeConfig {
     pub max_frame_bytes: usize,
     /// How long the EOF/exit drain waits for in-flight requests.
     pub drain_timeout: Duration,
-    /// How many requests run at once before reading pauses.
+    /// How many handlers run at once.
     pub concurrency_limit: usize,
+    /// The default `max_output_bytes` of `environment/execute`; `None` keeps 16 MiB.
+    pub max_output_bytes: Option<u64>,
     /// Log line format on stderr.
     pub log_format: LogFormat,
     /// Extra interpreters to offer (`--python PATH`).
@@ -71,6 +73,7 @@ impl Default for ServeConfig {
             max_frame_bytes: crate::codec::DEFAULT_MAX_FRAME_BYTES,
             drain_timeout: Duration::from_secs(5),
             concurrency_limit: 64,
+            max_output_bytes: None,
             log_format: LogFormat::Text,
             interpreters: Vec::new(),
             channels: Vec::new(),

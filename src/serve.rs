@@ -52,6 +52,9 @@ pub fn reference_server(config: &ServeConfig) -> Result<crate::server::Server, S
         path: dir.clone(),
         source,
     })?;
+    if let Some(max) = config.max_output_bytes {
+        wsp_backend::execute::set_default_max_output_bytes(max);
+    }
     let environments = crate::backends::environments(config, store)?;
     let facts = ServerFacts {
         wsp_home: dir.display().to_string(),

@@ -36,9 +36,12 @@ pub struct ServeArgs {
     /// The `uv` executable (default: looked up on PATH).
     #[arg(long, value_name = "PATH")]
     pub uv: Option<PathBuf>,
-    /// How many requests run at once before reading pauses.
+    /// How many handlers run at once; requests past it wait for a slot (reading goes on).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub concurrency_limit: Option<u64>,
+    /// The default `max_output_bytes` of `environment/execute`, per stream (default 16 MiB).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_output_bytes: Option<u64>,
     /// Create venvs with `python -m venv` instead of writing them directly.
     #[arg(long)]
     pub stdlib_venv: bool,
@@ -78,6 +81,7 @@ impl ServeArgs {
         if let Some(n) = self.concurrency_limit {
             config.concurrency_limit = usize::try_from(n).unwrap_or(usize::MAX);
         }
+        config.max_output_bytes = self.max_output_bytes;
         config.stdlib_venv = self.stdlib_venv;
         config.seed_pip = self.seed_pip;
         config
