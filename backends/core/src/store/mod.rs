@@ -19,7 +19,11 @@
 //! - files are deleted by first moving them into `trash/`, so a crash mid-delete leaves
 //!   nothing half-deleted in `environments/`, and [`Store::sweep`] finishes the job later.
 //!
-//! File-system work runs on tokio's blocking pool; the async methods never block the runtime.
+//! File-system work that can wait runs on tokio's blocking pool. Three things run on the
+//! calling thread instead, as none of them waits on anyone: the one `lstat` that validates the
+//! cached index, the non-blocking lock attempts of a removal waiting for its users, and a
+//! removal's point of no return (two renames and a directory fsync), which must happen in the
+//! same poll as its answer.
 
 mod cache;
 mod error;
