@@ -59,7 +59,10 @@ async fn unchanged_index_is_not_reopened_by_list_or_get() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("state")).unwrap();
     let record = create(&store, "cached").await;
-    assert_eq!(ids(&store.list().await.unwrap()), ids(std::slice::from_ref(&record)));
+    assert_eq!(
+        ids(&store.list().await.unwrap()),
+        ids(std::slice::from_ref(&record))
+    );
     let watch = watch_opens(store.dir());
     for _ in 0..100 {
         assert_eq!(store.list().await.unwrap().len(), 1);
