@@ -15,10 +15,6 @@ impl Params for NoParams {
     fn from_params(params: Option<&Value>) -> Result<Self, Vec<Violation>> {
         ParamReader::new(params, true).finish(|| Some(NoParams))
     }
-
-    fn schema() -> Value {
-        json!({"type": ["object", "array", "null"], "maxItems": 0})
-    }
 }
 
 /// `initialize` params.
@@ -42,13 +38,6 @@ impl Params for InitializeParams {
             })
         })
     }
-
-    fn schema() -> Value {
-        object_schema(&[
-            ("client_name", string_schema(1, Some(255)), true),
-            ("client_protocol_version", string_schema(1, Some(64)), true),
-        ])
-    }
 }
 
 /// `environment/create` params.
@@ -67,6 +56,10 @@ impl Params for CreateParams {
         let mut reader = ParamReader::new(params, false);
         let name = reader.string("name", 1, Some(64));
         let python_version = reader.string("python_version", 1, None);
+        reader.constrain(
+            "python_version",
+            json!({"pattern": "^[0-9]+\\.[0-9]+(\\.[0-9]+)?$"}),
+        );
         let version_request = python_version.as_deref().and_then(|v| match v.parse() {
             Ok(request) => Some(request),
             Err(message) => {
@@ -83,17 +76,6 @@ impl Params for CreateParams {
                 version_request: version_request?,
             })
         })
-    }
-
-    fn schema() -> Value {
-        object_schema(&[
-            ("name", string_schema(1, Some(64)), true),
-            (
-                "python_version",
-                json!({"type": "string", "pattern": "^[0-9]+\\.[0-9]+(\\.[0-9]+)?$"}),
-                true,
-            ),
-        ])
     }
 }
 
@@ -112,10 +94,6 @@ impl Params for IdParams {
         let mut reader = ParamReader::new(params, false);
         let id = reader.string("id", 1, Some(MAX_ID_LENGTH));
         reader.finish(|| Some(IdParams { id: id? }))
-    }
-
-    fn schema() -> Value {
-        object_schema(&[("id", string_schema(1, Some(MAX_ID_LENGTH)), true)])
     }
 }
 
@@ -167,7 +145,17 @@ impl ExecuteLimits {
     /// Reads `limits`; violations come in [`Self::FIELDS`] order, then unknown fields sorted
     /// by name, whatever order the object had.
     fn read(reader: &mut ParamReader<'_>) -> Self {
-        let Some(object) = reader.optional_object("limits") else {
+        let limit = json!({"type": ["integer", "null"], "minimum": 1, "maximum": u64::MAX});
+        let properties: serde_json::Map<String, Value> = Self::FIELDS
+            .iter()
+            .map(|name| ((*name).to_owned(), limit.clone()))
+            .collect();
+        let object = reader.optional_object("limits");
+        reader.constrain(
+            "limits",
+            json!({"properties": properties, "additionalProperties": false}),
+        );
+        let Some(object) = object else {
             return ExecuteLimits::default();
         };
         let mut read = |name: &str| {
@@ -200,6 +188,7 @@ impl Params for ExecuteParams {
         let id = reader.string("id", 1, None);
         let argv = reader.string_array("argv", 1);
         let cwd = reader.optional_string("cwd", 1, None);
+        reader.constrain("cwd", json!({"pattern": "^/"}));
         if let Some(cwd) = &cwd {
             if !cwd.starts_with('/') {
                 reader.violate(
@@ -210,6 +199,13 @@ impl Params for ExecuteParams {
             }
         }
         let env = reader.optional_string_map("env").unwrap_or_default();
+        reader.constrain(
+            "env",
+            json!({
+                "propertyNames": {"minLength": 1, "pattern": "^[^=\u{0}]*$"},
+                "additionalProperties": {"type": "string", "pattern": "^[^\u{0}]*$"},
+            }),
+        );
         for (key, value) in &env {
             if let Err(message) = check_env_key(key) {
                 reader.violate(&format!("env.{key}"), "env_key", message);
@@ -237,57 +233,6 @@ impl Params for ExecuteParams {
             })
         })
     }
-
-    fn schema() -> Value {
-        let positive = json!({"type": "integer", "minimum": 1});
-        let limits: serde_json::Map<String, Value> = ExecuteLimits::FIELDS
-            .iter()
-            .map(|field| ((*field).to_owned(), positive.clone()))
-            .collect();
-        object_schema(&[
-            ("id", string_schema(1, None), true),
-            (
-                "argv",
-                json!({"type": "array", "items": {"type": "string"}, "minItems": 1}),
-                true,
-            ),
-            (
-                "cwd",
-                json!({"type": ["string", "null"], "minLength": 1, "pattern": "^/"}),
-                false,
-            ),
-            (
-                "env",
-                json!({
-                    "type": ["object", "null"],
-                    "propertyNames": {"minLength": 1, "pattern": "^[^=\\u0000]*$"},
-                    "additionalProperties": {"type": "string", "pattern": "^[^\\u0000]*$"},
-                }),
-                false,
-            ),
-            ("stdin", json!({"type": ["string", "null"]}), false),
-            (
-                "timeout_ms",
-                json!({"type": ["integer", "null"], "minimum": 1, "maximum": MAX_TIMEOUT_MS}),
-                false,
-            ),
-            (
-                "max_output_bytes",
-                json!({"type": ["integer", "null"], "minimum": 1}),
-                false,
-            ),
-            ("stream", json!({"type": ["boolean", "null"]}), false),
-            (
-                "limits",
-                json!({
-                    "type": ["object", "null"],
-                    "properties": limits,
-                    "additionalProperties": false,
-                }),
-                false,
-            ),
-        ])
-    }
 }
 
 /// An environment variable name the child can be given: non-empty, without `=` or NUL.
@@ -311,21 +256,4 @@ pub fn check_env_value(key: &str, value: &str) -> Result<(), String> {
     } else {
         Ok(())
     }
-}
-
-fn string_schema(min: usize, max: Option<usize>) -> Value {
-    let mut schema = json!({"type": "string", "minLength": min});
-    if let (Some(max), Value::Object(map)) = (max, &mut schema) {
-        map.insert("maxLength".into(), max.into());
-    }
-    schema
-}
-
-fn object_schema(fields: &[(&str, Value, bool)]) -> Value {
-    let properties: serde_json::Map<String, Value> = fields
-        .iter()
-        .map(|(name, schema, _)| ((*name).to_owned(), schema.clone()))
-        .collect();
-    let required: Vec<&str> = fields.iter().filter(|f| f.2).map(|f| f.0).collect();
-    json!({"type": "object", "properties": properties, "required": required})
 }

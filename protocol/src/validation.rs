@@ -5,7 +5,9 @@
 //! it before the handler runs. Lengths count Unicode scalar values, not bytes.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use std::cell::RefCell;
+
+use serde_json::{json, Map, Value};
 
 /// One violated rule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,8 +36,51 @@ pub trait Params: Sized + Send + 'static {
     /// Parses and validates. `None` is an absent `params` member.
     fn from_params(params: Option<&Value>) -> Result<Self, Vec<Violation>>;
 
-    /// A JSON Schema of the params, used for the capabilities fingerprint.
-    fn schema() -> Value;
+    /// The JSON Schema of the params, recorded from [`Params::from_params`] itself (see
+    /// [`recorded_schema`]): the rules are declared once, where they are checked.
+    fn schema() -> Value {
+        recorded_schema::<Self>()
+    }
+}
+
+thread_local! {
+    static RECORDER: RefCell<Option<Recorder>> = const { RefCell::new(None) };
+}
+
+/// What a [`ParamReader`] in recording mode has seen.
+#[derive(Debug, Default)]
+struct Recorder {
+    takes_none: bool,
+    properties: Map<String, Value>,
+    required: Vec<String>,
+}
+
+impl Recorder {
+    fn into_schema(self) -> Value {
+        if self.takes_none && self.properties.is_empty() {
+            return json!({"type": ["object", "array", "null"], "maxItems": 0});
+        }
+        // A required field makes absent or null params invalid as a whole.
+        let kind = if self.required.is_empty() {
+            json!(["object", "null"])
+        } else {
+            json!("object")
+        };
+        json!({"type": kind, "properties": self.properties, "required": self.required})
+    }
+}
+
+/// The JSON Schema of `P`'s params, recorded by running [`Params::from_params`] with a
+/// [`ParamReader`] that notes each field's rules instead of checking a value. A rule that
+/// depends on a value goes through [`ParamReader::constrain`] next to its check, so the
+/// schema and the validator are one declaration.
+pub fn recorded_schema<P: Params>() -> Value {
+    RECORDER.with(|recorder| *recorder.borrow_mut() = Some(Recorder::default()));
+    let _ = P::from_params(None);
+    RECORDER
+        .with(|recorder| recorder.borrow_mut().take())
+        .unwrap_or_default()
+        .into_schema()
 }
 
 /// Parses any `Deserialize` type as params: absent, `null` and `[]` read as `{}`, and a serde
@@ -57,16 +102,25 @@ pub struct ParamReader<'a> {
     object: Option<&'a Map<String, Value>>,
     shape_ok: bool,
     violations: Vec<Violation>,
+    recording: bool,
 }
 
 impl<'a> ParamReader<'a> {
     /// Checks the params' shape. Absent, `null` and `{}` mean "no params"; `[]` does too when
     /// the method takes none; any other shape is a violation.
     pub fn new(params: Option<&'a Value>, takes_none: bool) -> Self {
+        let recording = RECORDER.with(|recorder| match recorder.borrow_mut().as_mut() {
+            Some(recorder) => {
+                recorder.takes_none = takes_none;
+                true
+            }
+            None => false,
+        });
         let mut reader = ParamReader {
             object: None,
             shape_ok: true,
             violations: Vec::new(),
+            recording,
         };
         match params {
             None | Some(Value::Null) => {}
@@ -93,6 +147,44 @@ impl<'a> ParamReader<'a> {
         self.object.and_then(|map| map.get(name))
     }
 
+    /// In recording mode, notes `name`'s schema and returns `true` (the caller then reads
+    /// nothing).
+    fn record(&self, name: &str, required: bool, schema: impl FnOnce() -> Value) -> bool {
+        if !self.recording {
+            return false;
+        }
+        RECORDER.with(|recorder| {
+            if let Some(recorder) = recorder.borrow_mut().as_mut() {
+                recorder.properties.insert(name.to_owned(), schema());
+                if required {
+                    recorder.required.push(name.to_owned());
+                }
+            }
+        });
+        true
+    }
+
+    /// Adds the JSON Schema keywords of a rule the caller checks itself (a pattern, the shape
+    /// of a nested object) to `name`'s schema. Does nothing outside recording mode.
+    pub fn constrain(&mut self, name: &str, keywords: Value) {
+        if !self.recording {
+            return;
+        }
+        RECORDER.with(|recorder| {
+            let mut recorder = recorder.borrow_mut();
+            let Some(schema) = recorder
+                .as_mut()
+                .and_then(|recorder| recorder.properties.get_mut(name))
+                .and_then(Value::as_object_mut)
+            else {
+                return;
+            };
+            if let Value::Object(keywords) = keywords {
+                schema.extend(keywords);
+            }
+        });
+    }
+
     /// Adds a violation found by the caller.
     pub fn violate(&mut self, field: &str, rule: &str, message: impl Into<String>) {
         self.violations.push(Violation::new(field, rule, message));
@@ -100,6 +192,9 @@ impl<'a> ParamReader<'a> {
 
     /// A required string of `min..=max` characters.
     pub fn string(&mut self, name: &str, min: usize, max: Option<usize>) -> Option<String> {
+        if self.record(name, true, || string_schema(json!("string"), min, max)) {
+            return None;
+        }
         if !self.shape_ok {
             return None;
         }
@@ -119,6 +214,11 @@ impl<'a> ParamReader<'a> {
         min: usize,
         max: Option<usize>,
     ) -> Option<String> {
+        if self.record(name, false, || {
+            string_schema(json!(["string", "null"]), min, max)
+        }) {
+            return None;
+        }
         match self.field(name) {
             None | Some(Value::Null) => None,
             Some(value) => self.check_string(name, value, min, max),
@@ -162,6 +262,11 @@ impl<'a> ParamReader<'a> {
 
     /// A required array of strings (at least `min` items).
     pub fn string_array(&mut self, name: &str, min: usize) -> Option<Vec<String>> {
+        if self.record(name, true, || {
+            json!({"type": "array", "items": {"type": "string"}, "minItems": min})
+        }) {
+            return None;
+        }
         if !self.shape_ok {
             return None;
         }
@@ -207,8 +312,93 @@ impl<'a> ParamReader<'a> {
         Some(strings)
     }
 
+    /// The raw value of an optional field, unchecked (absent or `null` is `None`), for a field
+    /// whose rules the caller checks itself; in recording mode, `schema` is its schema.
+    pub fn optional_value(
+        &mut self,
+        name: &str,
+        schema: impl FnOnce() -> Value,
+    ) -> Option<&'a Value> {
+        if self.record(name, false, schema) {
+            return None;
+        }
+        self.field(name).filter(|value| !value.is_null())
+    }
+
+    /// An array of strings within `rules`; absent or `null` is a `required` violation when
+    /// `required`, else `None`. Each item's violation names it (`name[index]`).
+    pub fn bounded_string_array(
+        &mut self,
+        name: &str,
+        required: bool,
+        rules: StringArrayRules,
+    ) -> Option<Vec<String>> {
+        if self.record(name, required, || {
+            let kind = if required {
+                json!("array")
+            } else {
+                json!(["array", "null"])
+            };
+            let item = string_schema(json!("string"), rules.min_length, Some(rules.max_length));
+            json!({"type": kind, "items": item, "minItems": rules.min_items,
+                   "maxItems": rules.max_items})
+        }) {
+            return None;
+        }
+        if !self.shape_ok {
+            return None;
+        }
+        let items = match self.field(name) {
+            None | Some(Value::Null) => {
+                if required {
+                    self.violate(name, "required", format!("`{name}` is required"));
+                }
+                return None;
+            }
+            Some(Value::Array(items)) => items,
+            Some(other) => {
+                let message = format!(
+                    "`{name}` must be an array of strings, got {}",
+                    type_name(other)
+                );
+                self.violate(name, "type", message);
+                return None;
+            }
+        };
+        if items.len() < rules.min_items {
+            let message = format!(
+                "`{name}` must have at least {} element(s)",
+                rules.min_items
+            );
+            self.violate(name, "non_empty", message);
+        }
+        if items.len() > rules.max_items {
+            let message = format!(
+                "`{name}` must have at most {} elements, got {}",
+                rules.max_items,
+                items.len()
+            );
+            self.violate(name, "max_items", message);
+        }
+        let mut strings = Vec::with_capacity(items.len().min(rules.max_items));
+        for (index, item) in items.iter().enumerate() {
+            let field = format!("{name}[{index}]");
+            if let Some(text) =
+                self.check_string(&field, item, rules.min_length, Some(rules.max_length))
+            {
+                strings.push(text);
+            }
+        }
+        Some(strings)
+    }
+
     /// An optional object whose values are all strings (absent or `null` is `None`).
     pub fn optional_string_map(&mut self, name: &str) -> Option<Vec<(String, String)>> {
+        if self.record(name, false, || {
+            json!({"type": ["object", "null"], "additionalProperties": {"type": "string"}})
+        }) {
+            return None;
+        }
         let map = match self.field(name) {
             None | Some(Value::Null) => return None,
             Some(Value::Object(map)) => map,
@@ -240,6 +430,9 @@ impl<'a> ParamReader<'a> {
 
     /// An optional boolean (absent or `null` is `None`).
     pub fn optional_bool(&mut self, name: &str) -> Option<bool> {
+        if self.record(name, false, || json!({"type": ["boolean", "null"]})) {
+            return None;
+        }
         match self.field(name) {
             None | Some(Value::Null) => None,
             Some(Value::Bool(b)) => Some(*b),
@@ -256,6 +449,11 @@ impl<'a> ParamReader<'a> {
 
     /// An optional integer in `min..=max` (absent or `null` is `None`).
     pub fn optional_integer(&mut self, name: &str, min: u64, max: u64) -> Option<u64> {
+        if self.record(name, false, || {
+            json!({"type": ["integer", "null"], "minimum": min, "maximum": max})
+        }) {
+            return None;
+        }
         match self.field(name) {
             None | Some(Value::Null) => None,
             Some(value) => self.check_integer(name, value, min, max),
@@ -296,6 +494,9 @@ impl<'a> ParamReader<'a> {
 
     /// An optional object (absent or `null` is `None`), for the caller to read field by field.
     pub fn optional_object(&mut self, name: &str) -> Option<&'a Map<String, Value>> {
+        if self.record(name, false, || json!({"type": ["object", "null"]})) {
+            return None;
+        }
         match self.field(name) {
             None | Some(Value::Null) => None,
             Some(Value::Object(map)) => Some(map),
@@ -317,6 +518,28 @@ impl<'a> ParamReader<'a> {
         }
         build().ok_or_else(|| vec![Violation::new("params", "type", "params could not be read")])
     }
+}
+
+fn string_schema(kind: Value, min: usize, max: Option<usize>) -> Value {
+    let mut schema = json!({"type": kind, "minLength": min});
+    if let (Some(max), Value::Object(map)) = (max, &mut schema) {
+        map.insert("maxLength".into(), max.into());
+    }
+    schema
+}
+
+/// Bounds of [`ParamReader::bounded_string_array`]: how many items, and how many characters
+/// each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StringArrayRules {
+    /// Fewest items.
+    pub min_items: usize,
+    /// Most items.
+    pub max_items: usize,
+    /// Fewest characters of an item.
+    pub min_length: usize,
+    /// Most characters of an item.
+    pub max_length: usize,
 }
 
 /// A JSON number as a candidate for a `u64`.
