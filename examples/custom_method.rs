@@ -1,7 +1,8 @@
 //! A WSP server with a method of its own, in a few lines.
 //!
 //! Tool authors bind their own methods next to (or instead of) the environment methods. A
-//! method is a tower `Service` from a params type to a serializable result; the router
+//! method is a [`Method`](wsp_protocol::method::Method) — its name, its params type and its
+//! result type, declared in the eight lines below — and a tower `Service` from its params to its result; the router
 //! validates params first, so the handler only ever sees well-formed input, and the method
 //! shows up in `initialize`'s `methods` list and in the schema fingerprint by being bound.
 //!
@@ -26,30 +27,15 @@
 //! (Each `<--` line is preceded by its own `Content-Length` header on the wire.) Close stdin
 //! to end the session: the server drains and exits 0.
 
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
 use wsp::ServerBuilder;
-use wsp_protocol::validation::{ParamReader, Params, Violation};
-use wsp_protocol::ErrorObjectOwned;
 
-/// `shout`'s params: one non-empty string of at most 1000 characters.
-struct ShoutParams {
-    text: String,
+wsp_protocol::method! {
+    /// `shout`: one non-empty string of at most 1000 characters, answered in capitals.
+    Shout = "shout", ShoutParams { text: String = string(1, Some(1000)) } => Shouted
 }
-
-impl Params for ShoutParams {
-    fn from_params(params: Option<&Value>) -> Result<Self, Vec<Violation>> {
-        let mut reader = ParamReader::new(params, false);
-        let text = reader.string("text", 1, Some(1000));
-        reader.finish(|| Some(ShoutParams { text: text? }))
-    }
-
-    fn schema() -> Value {
-        json!({"type": "object", "properties": {"text": {"type": "string", "minLength": 1, "maxLength": 1000}}, "required": ["text"]})
-    }
-}
-
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct Shouted {
     text: String,
 }
@@ -57,12 +43,12 @@ struct Shouted {
 #[tokio::main]
 async fn main() {
     wsp::logging::init(wsp::LogFormat::Text);
-    let shout = tower::service_fn(|params: ShoutParams| async move {
-        Ok::<_, ErrorObjectOwned>(Shouted {
+    let shout = wsp_middleware::handler_fn(|params: ShoutParams| async move {
+        Ok(Shouted {
             text: format!("{}!", params.text.to_uppercase()),
         })
     });
-    let server = ServerBuilder::new().route("shout", shout).build();
+    let server = ServerBuilder::new().method::<Shout, _>(shout).build();
     let status = server.serve(tokio::io::stdin(), tokio::io::stdout()).await;
     std::process::exit(status);
 }

@@ -6,7 +6,7 @@
 //! violated rule is listed in a `-32602`); [`Router::route_raw`] takes an untyped service.
 //!
 //! The router also knows what it binds, which is where the `methods` list of `initialize` and
-//! the schema fingerprint come from: nothing is listed that is not routed.
+//! the schema document and its fingerprint come from: nothing is listed that is not routed.
 //!
 //! The router is ready when every bound service is (the way tower's `Steer` is), and then
 //! calls the request's service synchronously from its own `call`, so work a handler does before
@@ -24,12 +24,15 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tower::util::BoxCloneSyncService;
 use tower::Service;
 use wsp_middleware::{ExitStatus, Notify};
+use wsp_protocol::method::Method;
+use wsp_protocol::schema::{self, MethodSchema};
 use wsp_protocol::{error, ErrorObjectOwned, Notification, Params, Request, Response};
 
 /// A handler of notifications; called in read order, it must not block.
@@ -41,7 +44,7 @@ pub type MethodService = BoxCloneSyncService<Request, Response, Infallible>;
 #[derive(Clone)]
 struct Route {
     service: MethodService,
-    schema: Value,
+    schema: MethodSchema,
 }
 
 /// Method names bound to services.
@@ -58,24 +61,41 @@ impl Router {
         Router::default()
     }
 
+    /// Binds the typed method `M` to a service of its validated params.
+    pub fn method<M, S>(self, service: S) -> Self
+    where
+        M: Method,
+        S: Service<M::Params, Response = M::Result, Error = ErrorObjectOwned>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        S::Future: Send + 'static,
+        M::Result: Send + 'static,
+    {
+        self.route(M::NAME, service)
+    }
+
     /// Binds `method` to a service taking validated params `P`. Its `Ok` is serialized into the
     /// response's `result`, its `Err` sent as the response's `error`.
-    pub fn route<P, S, R>(self, method: &str, service: S) -> Self
+    pub fn route<P, S, R>(mut self, method: &str, service: S) -> Self
     where
         P: Params,
         S: Service<P, Response = R, Error = ErrorObjectOwned> + Clone + Send + Sync + 'static,
         S::Future: Send + 'static,
-        R: Serialize + Send + 'static,
+        R: Serialize + JsonSchema + Send + 'static,
     {
-        self.route_raw(
-            method,
-            wsp_middleware::validation::typed::<P, S>(service),
-            P::schema(),
-        )
+        let route = Route {
+            service: BoxCloneSyncService::new(wsp_middleware::validation::typed::<P, S>(service)),
+            schema: MethodSchema::with_result::<R>(P::schema()),
+        };
+        self.routes.insert(method.to_owned(), route);
+        self
     }
 
-    /// Binds `method` to an untyped service; `schema` describes its params for the fingerprint.
-    pub fn route_raw<S>(mut self, method: &str, service: S, schema: Value) -> Self
+    /// Binds `method` to an untyped service; `schema` describes its params and result for the
+    /// schema document and the fingerprint.
+    pub fn route_raw<S>(mut self, method: &str, service: S, schema: MethodSchema) -> Self
     where
         S: Service<Request, Response = Response, Error = Infallible>
             + Clone
@@ -117,41 +137,28 @@ impl Router {
         self.routes.keys().cloned().collect()
     }
 
-    /// A stable hex SHA-256 of the bound methods and their params schemas.
-    pub fn fingerprint(&self) -> String {
-        let mut hasher = Sha256::new();
-        for (method, route) in self.routes.iter() {
-            hasher.update(method.as_bytes());
-            hasher.update([0]);
-            hasher.update(canonical_json(&route.schema).as_bytes());
-            hasher.update([0]);
-        }
-        hasher
-            .finalize()
+    /// The JSON Schema document of what is bound (see [`wsp_protocol::schema`]).
+    pub fn schema_document(&self) -> Value {
+        let methods = self
+            .routes
             .iter()
-            .map(|byte| format!("{byte:02x}"))
-            .collect()
+            .map(|(name, route)| (name.clone(), route.schema.clone()))
+            .collect();
+        schema::document(&methods)
+    }
+
+    /// The hex SHA-256 of the canonical [`Router::schema_document`].
+    pub fn fingerprint(&self) -> String {
+        fingerprint_of(&self.schema_document())
     }
 }
 
-/// JSON with object keys sorted, so equal schemas hash equally.
-fn canonical_json(value: &Value) -> String {
-    match value {
-        Value::Object(map) => {
-            let sorted: BTreeMap<&String, String> =
-                map.iter().map(|(k, v)| (k, canonical_json(v))).collect();
-            let fields: Vec<String> = sorted
-                .into_iter()
-                .map(|(k, v)| format!("{}:{v}", Value::String(k.clone())))
-                .collect();
-            format!("{{{}}}", fields.join(","))
-        }
-        Value::Array(items) => {
-            let items: Vec<String> = items.iter().map(canonical_json).collect();
-            format!("[{}]", items.join(","))
-        }
-        other => other.to_string(),
-    }
+/// The hex SHA-256 of a schema document's canonical JSON.
+pub fn fingerprint_of(document: &Value) -> String {
+    Sha256::digest(schema::canonical_json(document).as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 /// The router's response future: the bound service's, or the `-32601` for an unbound method.

@@ -7,9 +7,11 @@
 pub mod error;
 pub mod id;
 pub mod message;
+pub mod method;
 pub mod params;
 pub mod python_version;
 pub mod results;
+pub mod schema;
 pub mod validation;
 
 pub use error::ErrorObjectOwned;

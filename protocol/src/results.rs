@@ -1,9 +1,10 @@
 //! Results of the WSP methods.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// An installed distribution.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Package {
     /// The name as the distribution's metadata spells it.
     pub name: String,
@@ -12,7 +13,7 @@ pub struct Package {
 }
 
 /// The result of `environment/execute`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ExecuteResult {
     /// The exit status; `-N` for a child killed by signal `N` (`-9` after a timeout).
     pub exit_code: i64,
@@ -35,7 +36,7 @@ pub struct ExecuteResult {
 }
 
 /// One of a command's output streams.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum OutputStream {
     /// The command's standard output.
@@ -46,7 +47,7 @@ pub enum OutputStream {
 
 /// Params of the `environment/output` notification: output of a running
 /// `environment/execute` that asked for `stream: true`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct OutputParams {
     /// The id of the `environment/execute` request the output belongs to.
     pub request_id: crate::Id,
@@ -62,7 +63,7 @@ impl OutputParams {
 }
 
 /// Who the server is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ServerInfo {
     /// The server's name.
     pub name: String,
@@ -71,7 +72,7 @@ pub struct ServerInfo {
 }
 
 /// Which params schema the server speaks, and a stable hash of its methods and their params.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SchemaInfo {
     /// The protocol version the schema belongs to.
     pub version: String,
@@ -83,7 +84,7 @@ pub struct SchemaInfo {
 ///
 /// `methods` and `protocol_version` are the ones the methods document requires; the rest are
 /// additive connect-time facts a client may use and must tolerate missing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Capabilities {
     /// Every request method bound on the server, sorted ascending, each once.
     pub methods: Vec<String>,
@@ -111,7 +112,7 @@ pub struct Capabilities {
 }
 
 /// An environment as `environment/list` shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct EnvironmentSummary {
     /// `env-` and 12 lowercase hex digits.
     pub id: String,
@@ -122,7 +123,7 @@ pub struct EnvironmentSummary {
 }
 
 /// An environment in full, as `environment/create` and `environment/get` return it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct EnvironmentDetails {
     /// `env-` and 12 lowercase hex digits.
     pub id: String,
@@ -139,7 +140,7 @@ pub struct EnvironmentDetails {
 }
 
 /// The `environment/delete` result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct DeleteAck {
     /// The deleted environment's id.
     pub id: String,

@@ -17,7 +17,8 @@ use std::sync::Arc;
 use tower::{BoxError, Service, ServiceExt};
 use wsp_backend::store::Store;
 use wsp_backend::{BackendError, BackendRequest, BackendResponse, BoxBackend};
-use wsp_protocol::{error, methods, ErrorObjectOwned, ExecuteParams, Params};
+use wsp_protocol::schema::MethodSchema;
+use wsp_protocol::{error, methods, ErrorObjectOwned};
 
 use crate::router::Router;
 use crate::server::Notifier;
@@ -98,7 +99,11 @@ impl Environments {
                 methods::DELETE,
                 tower::service_fn(move |params| delete.clone().delete(params)),
             )
-            .route_raw(methods::EXECUTE, execute, ExecuteParams::schema())
+            .route_raw(
+                methods::EXECUTE,
+                execute,
+                MethodSchema::of::<wsp_protocol::method::Execute>(),
+            )
     }
 
     async fn call_backend(&self, request: BackendRequest) -> Result<BackendResponse, BackendError> {

@@ -1,6 +1,5 @@
 //! The `initialize` and `shutdown` methods, and the capabilities `initialize` reports.
 
-use serde_json::Value;
 use wsp_protocol::results::{SchemaInfo, ServerInfo};
 use wsp_protocol::{methods, Capabilities, InitializeParams, NoParams, PROTOCOL_VERSION};
 
@@ -38,9 +37,12 @@ pub(crate) fn bind_lifecycle_methods(
     router: Router,
     facts: &ServerFacts,
 ) -> (Router, Capabilities) {
-    let placeholder =
-        |_: InitializeParams| async { Ok::<Value, wsp_protocol::ErrorObjectOwned>(Value::Null) };
-    let shutdown = |_: NoParams| async { Ok::<Value, wsp_protocol::ErrorObjectOwned>(Value::Null) };
+    // Bound only to list the methods and compute the schema document: the same types as the
+    // real handlers below, so the fingerprint describes what runs.
+    let placeholder = |_: InitializeParams| async {
+        Err::<Capabilities, _>(wsp_protocol::error::internal_error("not bound yet"))
+    };
+    let shutdown = |_: NoParams| async { Ok::<(), wsp_protocol::ErrorObjectOwned>(()) };
     let listed = router
         .clone()
         .route(methods::INITIALIZE, tower::service_fn(placeholder))

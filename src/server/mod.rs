@@ -26,12 +26,14 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::{Sink, StreamExt};
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::codec::{FramedRead, FramedWrite};
 use tower::{Layer, Service};
 use wsp_middleware::{standard_stack, BoxSession, ExitStatus, LayerPosition, Notify, StackConfig};
+use wsp_protocol::method::Method;
+use wsp_protocol::schema::MethodSchema;
 use wsp_protocol::{Capabilities, ErrorObjectOwned, Notification, Params, Request, Response};
 
 use crate::codec::{FrameCodec, DEFAULT_MAX_FRAME_BYTES};
@@ -71,20 +73,36 @@ impl ServerBuilder {
         }
     }
 
+    /// Binds the typed method `M` (see [`Router::method`]).
+    pub fn method<M, S>(mut self, service: S) -> Self
+    where
+        M: Method,
+        S: Service<M::Params, Response = M::Result, Error = ErrorObjectOwned>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        S::Future: Send + 'static,
+        M::Result: Send + 'static,
+    {
+        self.router = self.router.method::<M, S>(service);
+        self
+    }
+
     /// Binds `method` to a service of validated params `P` (see [`Router::route`]).
     pub fn route<P, S, R>(mut self, method: &str, service: S) -> Self
     where
         P: Params,
         S: Service<P, Response = R, Error = ErrorObjectOwned> + Clone + Send + Sync + 'static,
         S::Future: Send + 'static,
-        R: Serialize + Send + 'static,
+        R: Serialize + JsonSchema + Send + 'static,
     {
         self.router = self.router.route(method, service);
         self
     }
 
     /// Binds `method` to an untyped service (see [`Router::route_raw`]).
-    pub fn route_raw<S>(mut self, method: &str, service: S, schema: Value) -> Self
+    pub fn route_raw<S>(mut self, method: &str, service: S, schema: MethodSchema) -> Self
     where
         S: Service<Request, Response = Response, Error = Infallible>
             + Clone
@@ -213,6 +231,12 @@ impl Server {
     /// What `initialize` answers.
     pub fn capabilities(&self) -> &Capabilities {
         &self.capabilities
+    }
+
+    /// The JSON Schema document of this server's methods, notifications and errors; its
+    /// canonical SHA-256 is the `schema.fingerprint` `initialize` reports.
+    pub fn schema_document(&self) -> serde_json::Value {
+        self.router.schema_document()
     }
 
     /// Serves one connection over a byte stream until the session ends; returns the exit
