@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod error_code;
 pub mod id;
 pub mod message;
 pub mod method;
@@ -15,6 +16,7 @@ pub mod schema;
 pub mod validation;
 
 pub use error::ErrorObjectOwned;
+pub use error_code::WspErrorCode;
 pub use id::Id;
 pub use message::{parse_payload, Incoming, Notification, Payload, Request, Response};
 pub use params::{CreateParams, ExecuteParams, IdParams, InitializeParams, NoParams};

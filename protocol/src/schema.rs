@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde_json::{json, Value};
 
-use crate::error;
+use crate::error_code::{JsonRpcCode, WspErrorCode};
 use crate::method::Method;
 use crate::validation::Params;
 use crate::Id;
@@ -132,54 +132,34 @@ fn errors() -> Value {
         }}},
     });
     let none = json!({"type": "null"});
-    let entries = [
-        (error::PARSE_ERROR, "Parse error", none.clone()),
-        (error::INVALID_REQUEST, "Invalid request", none.clone()),
-        (
-            error::METHOD_NOT_FOUND,
-            "Method not found",
-            json!({"type": "object", "required": ["method"], "properties": {"method": {"type": "string"}}}),
-        ),
-        (error::INVALID_PARAMS, "Invalid params", violations.clone()),
-        (error::INTERNAL_ERROR, "Internal error", none.clone()),
-        (
-            error::SERVER_NOT_INITIALIZED,
-            "Server not initialized",
-            none.clone(),
-        ),
-        (error::REQUEST_CANCELLED, "Request cancelled", none),
-        (
-            error::ENVIRONMENT_NOT_FOUND,
-            "Environment not found",
-            json!({"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}),
-        ),
-        (
-            error::ENVIRONMENT_NAME_CONFLICT,
-            "Environment name conflict",
-            violations,
-        ),
-        (
-            error::PYTHON_VERSION_UNAVAILABLE,
-            "Python version unavailable",
-            json!({
-                "type": "object",
-                "required": ["python_version", "available"],
-                "properties": {
-                    "python_version": {"type": "string"},
-                    "available": {"type": "array", "items": {"type": "string"}},
-                },
-            }),
-        ),
-        (
-            error::EXECUTION_FAILED,
-            "Execution failed",
-            json!({
-                "type": "object",
-                "required": ["reason", "detail"],
-                "properties": {"reason": {"type": "string"}, "detail": {"type": "string"}},
-            }),
-        ),
-    ];
+    let data = |code: WspErrorCode| match code {
+        WspErrorCode::JsonRpc(JsonRpcCode::MethodNotFound) => json!({
+            "type": "object", "required": ["method"], "properties": {"method": {"type": "string"}},
+        }),
+        WspErrorCode::JsonRpc(JsonRpcCode::InvalidParams) | WspErrorCode::NameConflict => {
+            violations.clone()
+        }
+        WspErrorCode::EnvironmentNotFound => json!({
+            "type": "object", "required": ["id"], "properties": {"id": {"type": "string"}},
+        }),
+        WspErrorCode::PythonVersionUnavailable => json!({
+            "type": "object",
+            "required": ["python_version", "available"],
+            "properties": {
+                "python_version": {"type": "string"},
+                "available": {"type": "array", "items": {"type": "string"}},
+            },
+        }),
+        WspErrorCode::ExecutionFailed => json!({
+            "type": "object",
+            "required": ["reason", "detail"],
+            "properties": {"reason": {"type": "string"}, "detail": {"type": "string"}},
+        }),
+        _ => none.clone(),
+    };
+    let entries = WspErrorCode::ALL
+        .into_iter()
+        .map(|code| (code.code(), code.message(), data(code)));
     let map: serde_json::Map<String, Value> = entries
         .into_iter()
         .map(|(code, name, data)| (code.to_string(), json!({"name": name, "data": data})))
