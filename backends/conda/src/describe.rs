@@ -57,7 +57,15 @@ pub(crate) fn conda_packages(root: &Path) -> io::Result<Vec<Package>> {
     }
     let mut packages = Vec::new();
     for path in paths {
-        let text = std::fs::read(&path)?;
+        // An environment's files are untrusted: regular files only, never followed, bounded.
+        let text = match wsp_backend::packages::read_untrusted_file(&path, CONDA_META_LIMIT) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::InvalidData => {
+                tracing::warn!("skipping {}: {error}", path.display());
+                continue;
+            }
+            Err(error) => return Err(error),
+        };
         match serde_json::from_slice::<CondaMetaRecord>(&text) {
             Ok(record) => packages.push(Package {
                 name: record.name,
@@ -68,6 +76,10 @@ pub(crate) fn conda_packages(root: &Path) -> io::Result<Vec<Package>> {
     }
     Ok(packages)
 }
+
+/// The largest `conda-meta/*.json` read; a record is a few KiB, its `files` list rarely more
+/// than a few MiB.
+const CONDA_META_LIMIT: u64 = 64 << 20;
 
 /// One list sorted by normalized name: a distribution whose normalized name is also a conda
 /// package's appears once, as its Python metadata spells it.
@@ -106,6 +118,26 @@ mod tests {
             name: name.into(),
             version: version.into(),
         }
+    }
+
+    #[test]
+    fn hostile_conda_meta_files_are_skipped_without_reading_them() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let meta = root.path().join("conda-meta");
+        std::fs::create_dir(&meta).expect("conda-meta");
+        let good = r#"{"name": "zlib", "version": "1.3"}"#;
+        std::fs::write(meta.join("zlib-1.3-0.json"), good).expect("record");
+        std::os::unix::fs::symlink("/dev/zero", meta.join("zero.json")).expect("symlink");
+        let made = std::process::Command::new("mkfifo")
+            .arg(meta.join("fifo.json"))
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        std::fs::create_dir(meta.join("dir.json")).expect("a directory");
+        // Before the reads were bounded, the symlink to /dev/zero allocated until abort and
+        // the FIFO blocked forever.
+        let packages = conda_packages(root.path()).expect("the readable records");
+        assert_eq!(packages, vec![package("zlib", "1.3")]);
     }
 
     #[test]
