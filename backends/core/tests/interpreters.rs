@@ -200,57 +200,86 @@ async fn a_queried_newer_patch_beats_an_older_one_known_from_files() {
     );
 }
 
+/// The documented order among interpreters of one version: pyenv, uv, mise, asdf, custom
+/// locators, configured paths, system directories, `PATH`. Each source holds its own file (a
+/// script running the real interpreter), and sources are switched off one at a time.
 #[tokio::test]
-async fn equal_versions_prefer_pyenv_then_uv_then_configured_then_path() {
-    let Some((real, _)) = real_interpreter(3, 11) else {
+async fn equal_versions_prefer_pyenv_uv_mise_asdf_custom_configured_system_path() {
+    let Some((real, version)) = real_interpreter(3, 11) else {
         return;
     };
     let real_dir = real.parent().and_then(|bin| bin.parent()).unwrap();
     let tmp = tempfile::tempdir().unwrap();
+    let ran = |name: &str| tmp.path().join(format!("{name}-ran"));
     let pyenv = tmp.path().join("pyenv");
     fs::create_dir_all(pyenv.join("versions")).unwrap();
     let real_name = real_dir.file_name().unwrap();
     symlink(real_dir, pyenv.join("versions").join(real_name)).unwrap();
     let uv = tmp.path().join("uv");
-    let uv_exe = uv.join(format!(
-        "cpython-{}-linux-x86_64-gnu/bin/python3.11",
-        real_name.to_str().unwrap()
-    ));
-    wrapper(&uv_exe, &tmp.path().join("uv-ran"), &real);
+    let uv_exe = uv.join(format!("cpython-{version}-linux-x86_64-gnu/bin/python3.11"));
+    wrapper(&uv_exe, &ran("uv"), &real);
+    let [mise, asdf] = ["mise", "asdf"].map(|name| tmp.path().join(name));
+    for (installs, name) in [(&mise, "mise"), (&asdf, "asdf")] {
+        let exe = installs.join(format!("{version}/bin/python3.11"));
+        wrapper(&exe, &ran(name), &real);
+    }
+    let custom = tmp.path().join("custom");
+    wrapper(&custom.join("python3.11"), &ran("custom"), &real);
     let configured = tmp.path().join("configured/python3.11");
-    wrapper(&configured, &tmp.path().join("configured-ran"), &real);
+    wrapper(&configured, &ran("configured"), &real);
+    let system = tmp.path().join("usr-bin");
+    wrapper(&system.join("python3.11"), &ran("system"), &real);
     let on_path = tmp.path().join("bin");
-    wrapper(
-        &on_path.join("python3.11"),
-        &tmp.path().join("path-ran"),
-        &real,
-    );
-    let all = InventoryConfig {
+    wrapper(&on_path.join("python3.11"), &ran("path"), &real);
+    let mut config = InventoryConfig {
         pyenv_root: Some(pyenv),
         uv_python_dir: Some(uv),
+        mise_python_dir: Some(mise),
+        asdf_python_dir: Some(asdf),
         extra_interpreters: vec![configured],
+        system_dirs: vec![system],
         path: Some(search_path(&[&on_path])),
-        cache_file: None,
-    };
-    let mut expected = vec![
+        ..InventoryConfig::default()
+    }
+    .with_locator(ListedDir::new("custom", &custom));
+    let expected = [
         Source::Pyenv,
         Source::UvManaged,
+        Source::Mise,
+        Source::Asdf,
+        Source::Custom("custom".into()),
         Source::Configured,
+        Source::System,
         Source::Path,
     ];
-    let mut config = all;
-    while let Some(source) = expected.first().copied() {
+    let candidates = Inventory::new(config.clone()).candidates().await;
+    let sources: Vec<Source> = candidates.iter().map(|c| c.source.clone()).collect();
+    assert_eq!(sources, expected, "candidates come in preference order");
+    for source in expected {
         let chosen = Inventory::new(config.clone())
             .resolve_detailed(&v("3.11"))
             .await
             .unwrap();
         assert_eq!(chosen.candidate.source, source);
-        expected.remove(0);
+        assert_eq!(chosen.info.version, version);
+        if source == Source::Pyenv {
+            for name in ["uv", "mise", "asdf"] {
+                assert!(
+                    !ran(name).exists(),
+                    "{name} ran: its directory told its version"
+                );
+            }
+        }
         match source {
             Source::Pyenv => config.pyenv_root = None,
             Source::UvManaged => config.uv_python_dir = None,
+            Source::Mise => config.mise_python_dir = None,
+            Source::Asdf => config.asdf_python_dir = None,
+            Source::Custom(_) => config.custom_locators.clear(),
             Source::Configured => config.extra_interpreters.clear(),
-            Source::Path => config.path = None,
+            Source::System => config.system_dirs.clear(),
+            _ => config.path = None,
         }
     }
+    assert!(ran("path").exists(), "the last one standing was run");
 }

@@ -65,6 +65,11 @@ impl NameHint {
         Some((self.major?, self.minor?))
     }
 
+    /// Whether the name is `python3` or `python3.N`.
+    pub(crate) fn is_python3(self) -> bool {
+        self.major == Some(3)
+    }
+
     /// Whether an interpreter with this name could satisfy `request`.
     pub(crate) fn admits(&self, request: &VersionRequest) -> bool {
         let (major, minor) = request.major_minor();

@@ -11,8 +11,8 @@ use futures::StreamExt;
 
 use super::cache::QueryCache;
 use super::config::InventoryConfig;
+use super::discovery::{Discovery, Found};
 use super::files::FileStamp;
-use super::locators::{self, Found};
 use super::query::{self, Queried, QueryError};
 use super::shim::{inspect, Inspection};
 use super::{Candidate, InterpreterInfo, PythonVersion, Source, VersionRequest};
@@ -50,8 +50,7 @@ pub struct Inventory {
 
 struct Inner {
     config: InventoryConfig,
-    /// The last discovery and the stamps it was made under.
-    discovered: std::sync::Mutex<Option<(locators::Stamps, Vec<Found>)>>,
+    discovery: Discovery,
     cache: QueryCache,
     timeout: Duration,
     queries: AtomicU64,
@@ -75,7 +74,7 @@ impl Inventory {
         Inventory {
             inner: Arc::new(Inner {
                 cache: QueryCache::new(config.cache_file.clone()),
-                discovered: std::sync::Mutex::new(None),
+                discovery: Discovery::new(config.locators()),
                 config,
                 timeout,
                 queries: AtomicU64::new(0),
@@ -226,23 +225,11 @@ impl Inventory {
             .await
     }
 
-    /// Every candidate, from the last discovery while nothing it read has changed (see
-    /// [`locators::stamps`]), else from a new one.
+    /// Every candidate; each locator's last answer is reused while the paths it watches are
+    /// unchanged (see [`Locator::watched_paths`](super::Locator::watched_paths)).
     async fn discover(&self) -> Vec<Found> {
         let inner = self.inner.clone();
-        let discover = move || {
-            let stamps = locators::stamps(&inner.config);
-            let mut last = inner.discovered.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((stamped, found)) = last.as_ref() {
-                if *stamped == stamps {
-                    return found.clone();
-                }
-            }
-            let found = locators::discover(&inner.config);
-            *last = Some((stamps, found.clone()));
-            found
-        };
-        match tokio::task::spawn_blocking(discover).await {
+        match tokio::task::spawn_blocking(move || inner.discovery.run()).await {
             Ok(found) => found,
             Err(error) => {
                 tracing::warn!(%error, "interpreter discovery did not finish");

@@ -6,7 +6,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use wsp_backend::interpreters::{InventoryConfig, PythonVersion};
+use wsp_backend::interpreters::{Candidate, InventoryConfig, Locator, PythonVersion, Source};
 
 /// This machine's pyenv root (`$PYENV_ROOT`, else `~/.pyenv`), if it has a `versions` dir.
 pub fn pyenv_root() -> Option<PathBuf> {
@@ -88,6 +88,30 @@ pub fn wrapper(path: &Path, marker: &Path, interpreter: &Path) {
     );
 }
 
+/// An installation like pyenv's, mise's or asdf's: `<installs>/<version>/bin/pythonX.Y` a
+/// symlink to the real interpreter `real`, and `python3` a link to that. Returns `bin`.
+pub fn link_installation(installs: &Path, version: &PythonVersion, real: &Path) -> PathBuf {
+    let bin = installs.join(version.to_string()).join("bin");
+    fs::create_dir_all(&bin).expect("create installation bin");
+    let name = format!("python{}.{}", version.major, version.minor);
+    std::os::unix::fs::symlink(real, bin.join(&name)).expect("link interpreter");
+    std::os::unix::fs::symlink(&name, bin.join("python3")).expect("link python3");
+    bin
+}
+
+/// The configuration `vars` (name, value) describe, as `InventoryConfig::from_vars` reads them.
+pub fn config_from_vars(vars: &[(&str, &Path)]) -> InventoryConfig {
+    let vars: Vec<(String, std::ffi::OsString)> = vars
+        .iter()
+        .map(|(name, value)| (name.to_string(), value.as_os_str().to_owned()))
+        .collect();
+    InventoryConfig::from_vars(|name| {
+        vars.iter()
+            .find(|(known, _)| known == name)
+            .map(|(_, value)| value.clone())
+    })
+}
+
 /// A configuration that searches nothing.
 pub fn nothing() -> InventoryConfig {
     InventoryConfig::default()
@@ -112,4 +136,62 @@ where
     T::Err: std::fmt::Debug,
 {
     text.parse().expect("version literal")
+}
+
+/// A custom locator for tests: offers the executables named like interpreters in `dir` (their
+/// versions left to a query), labelled `Source::Custom(name)`, and counts how often it is asked.
+pub struct ListedDir {
+    pub name: &'static str,
+    pub dir: PathBuf,
+    /// Whether it names `dir` as its watched path (else it is asked on every discovery).
+    pub watch: bool,
+    pub calls: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl ListedDir {
+    pub fn new(name: &'static str, dir: &Path) -> Self {
+        ListedDir {
+            name,
+            dir: dir.to_path_buf(),
+            watch: true,
+            calls: Default::default(),
+        }
+    }
+
+    pub fn calls(&self) -> std::sync::Arc<std::sync::atomic::AtomicUsize> {
+        self.calls.clone()
+    }
+}
+
+impl Locator for ListedDir {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn find(&self) -> Vec<Candidate> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut found: Vec<Candidate> = entries
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|path| {
+                path.file_name()
+                    .and_then(|name| name.to_str())
+                    .is_some_and(|name| name.starts_with("python"))
+            })
+            .map(|executable| Candidate {
+                executable,
+                version: None,
+                source: Source::Custom(self.name.into()),
+            })
+            .collect();
+        found.sort_by(|a, b| a.executable.cmp(&b.executable));
+        found
+    }
+
+    fn watched_paths(&self) -> Option<Vec<PathBuf>> {
+        self.watch.then(|| vec![self.dir.clone()])
+    }
 }

@@ -3,22 +3,25 @@
 //! installations behind it.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use super::watch::behind_shims_dirs;
 use super::{behind_shims, Locator};
 use crate::interpreters::files::{is_executable_file, version_from_prefix};
 use crate::interpreters::shim::{inspect, Inspection};
 use crate::interpreters::{Candidate, Source};
 
 /// Offers the configured interpreter paths.
-pub(crate) struct ConfiguredLocator {
+#[derive(Debug, Clone)]
+pub struct ConfiguredLocator {
     paths: Vec<PathBuf>,
     known_pyenv_root: Option<PathBuf>,
 }
 
 impl ConfiguredLocator {
-    /// A locator for `paths` (relative ones are taken from the current directory).
-    pub(crate) fn new(paths: Vec<PathBuf>, known_pyenv_root: Option<PathBuf>) -> Self {
+    /// A locator for `paths` (relative ones are taken from the current directory); a shim
+    /// into `known_pyenv_root` adds nothing, since that root is scanned by its own locator.
+    pub fn new(paths: Vec<PathBuf>, known_pyenv_root: Option<PathBuf>) -> Self {
         ConfiguredLocator {
             paths,
             known_pyenv_root,
@@ -27,6 +30,10 @@ impl ConfiguredLocator {
 }
 
 impl Locator for ConfiguredLocator {
+    fn name(&self) -> &str {
+        "configured"
+    }
+
     fn find(&self) -> Vec<Candidate> {
         let mut shim_roots = BTreeSet::new();
         let mut found = Vec::new();
@@ -56,5 +63,18 @@ impl Locator for ConfiguredLocator {
         }
         found.extend(behind_shims(shim_roots, self.known_pyenv_root.as_ref()));
         found
+    }
+
+    fn watched_paths(&self) -> Option<Vec<PathBuf>> {
+        let mut paths = Vec::new();
+        for interpreter in &self.paths {
+            paths.push(interpreter.clone());
+            paths.extend(interpreter.parent().map(Path::to_path_buf));
+        }
+        behind_shims_dirs(
+            self.paths.iter().filter_map(|path| path.parent()),
+            &mut paths,
+        );
+        Some(paths)
     }
 }

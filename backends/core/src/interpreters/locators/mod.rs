@@ -1,96 +1,65 @@
-//! One locator per kind of source, each listing the interpreters it knows and reading their
-//! versions from files; [`discover`] runs them all and keeps one candidate per real file.
+//! Sources of interpreters: the [`Locator`] trait and the built-in locators.
+//!
+//! Each built-in locator reads one kind of source and never runs an interpreter:
+//!
+//! | locator | finds | [`Source`] |
+//! | --- | --- | --- |
+//! | [`InstallsLocator::pyenv`] | `<root>/versions/<name>/bin/pythonX.Y` | [`Source::Pyenv`] |
+//! | [`UvLocator`] | `<dir>/cpython-X.Y.Z-<platform>/bin/pythonX.Y` | [`Source::UvManaged`] |
+//! | [`InstallsLocator::mise`] | `<data>/installs/python/<name>/bin/pythonX.Y` | [`Source::Mise`] |
+//! | [`InstallsLocator::asdf`] | `<data>/installs/python/<name>/bin/pythonX.Y` | [`Source::Asdf`] |
+//! | [`ConfiguredLocator`] | the paths given | [`Source::Configured`] |
+//! | [`SystemLocator`] | `python3`, `python3.N` in system directories | [`Source::System`] |
+//! | [`PathLocator`] | `python`, `pythonN`, `pythonN.M` on a search path | [`Source::Path`] |
+//!
+//! [`InventoryConfig`](super::InventoryConfig) says which of them an inventory runs; any of
+//! them can also be added again over other directories with
+//! [`InventoryConfig::with_locator`](super::InventoryConfig::with_locator).
 
 mod configured;
+mod installs;
 mod path;
-mod pyenv;
+mod system;
 mod uv;
 mod watch;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::PathBuf;
 
-use super::config::InventoryConfig;
-use super::files::NameHint;
 use super::Candidate;
+#[cfg(doc)]
+use super::Source;
 
-pub(crate) use configured::ConfiguredLocator;
-pub(crate) use path::PathLocator;
-pub(crate) use pyenv::PyenvLocator;
-pub(crate) use uv::UvLocator;
-pub(crate) use watch::{stamps, Stamps};
+pub use configured::ConfiguredLocator;
+pub use installs::InstallsLocator;
+pub use path::PathLocator;
+pub use system::{SystemLocator, SYSTEM_DIRS};
+pub use uv::UvLocator;
+pub(crate) use watch::{stamp, Stamps};
 
-/// A source of candidate interpreters. Locators read the file system only; they never run an
-/// interpreter.
-pub(crate) trait Locator: Send + Sync {
-    /// Every interpreter this source offers, in its own order of preference.
+/// A source of candidate interpreters.
+///
+/// Locators read the file system only: they never run an interpreter (the inventory queries
+/// the one it chooses, and skips it if it is not what its candidate said). A locator that
+/// panics is skipped for that discovery and asked again the next time.
+pub trait Locator: Send + Sync {
+    /// A short name for logs, such as `pyenv` or `opt-pythons`.
+    fn name(&self) -> &str;
+
+    /// Every interpreter this source offers, in its own order of preference. Executables
+    /// should exist; ones that don't are dropped.
     fn find(&self) -> Vec<Candidate>;
-}
 
-/// A discovered candidate with what discovery learnt about its file.
-#[derive(Debug, Clone)]
-pub(crate) struct Found {
-    /// The candidate as reported by its locator.
-    pub(crate) candidate: Candidate,
-    /// What the real file's name (else the link's name) says about the version.
-    pub(crate) hint: NameHint,
-}
-
-/// The locators for `config`, in order of [`Source`](super::Source) preference.
-fn locators(config: &InventoryConfig) -> Vec<Box<dyn Locator>> {
-    let mut locators: Vec<Box<dyn Locator>> = Vec::new();
-    if let Some(root) = &config.pyenv_root {
-        locators.push(Box::new(PyenvLocator::new(root.clone())));
+    /// The files and directories whose modification times change whenever [`find`]'s answer
+    /// may (installing an interpreter adds an entry to a directory, which changes that
+    /// directory's time). While none of them has changed, the inventory reuses the last
+    /// answer. `None`, the default, means nothing tells: `find` runs on every discovery.
+    ///
+    /// [`find`]: Locator::find
+    fn watched_paths(&self) -> Option<Vec<PathBuf>> {
+        None
     }
-    if let Some(dir) = &config.uv_python_dir {
-        locators.push(Box::new(UvLocator::new(dir.clone())));
-    }
-    locators.push(Box::new(ConfiguredLocator::new(
-        config.extra_interpreters.clone(),
-        config.pyenv_root.clone(),
-    )));
-    if let Some(search_path) = &config.path {
-        locators.push(Box::new(PathLocator::new(
-            search_path.clone(),
-            config.pyenv_root.clone(),
-        )));
-    }
-    locators
-}
-
-/// Runs every locator and keeps one candidate per real file (symlinks resolved): the one from
-/// the preferred source, and among those the first whose version is known. Candidates stay in
-/// source preference order, then discovery order (`PATH` order for `PATH`).
-pub(crate) fn discover(config: &InventoryConfig) -> Vec<Found> {
-    let mut candidates: Vec<Candidate> = locators(config)
-        .iter()
-        .flat_map(|locator| locator.find())
-        .collect();
-    candidates.sort_by_key(|c| c.source.preference());
-    let mut kept: Vec<Found> = Vec::new();
-    let mut index_of_real: HashMap<PathBuf, usize> = HashMap::new();
-    for candidate in candidates {
-        let Ok(real) = fs::canonicalize(&candidate.executable) else {
-            continue;
-        };
-        if let Some(&index) = index_of_real.get(&real) {
-            let earlier = &mut kept[index].candidate;
-            if earlier.version.is_none()
-                && candidate.version.is_some()
-                && earlier.source == candidate.source
-            {
-                *earlier = candidate;
-            }
-            continue;
-        }
-        let hint = NameHint::of(&real)
-            .or_else(|| NameHint::of(&candidate.executable))
-            .unwrap_or_default();
-        index_of_real.insert(real, kept.len());
-        kept.push(Found { candidate, hint });
-    }
-    kept
 }
 
 /// The candidates of the pyenv roots behind shims, except `known_root` (scanned already).
@@ -99,6 +68,6 @@ fn behind_shims(roots: BTreeSet<PathBuf>, known_root: Option<&PathBuf>) -> Vec<C
     roots
         .into_iter()
         .filter(|root| fs::canonicalize(root).ok() != known)
-        .flat_map(|root| PyenvLocator::new(root).find())
+        .flat_map(|root| InstallsLocator::pyenv(root).find())
         .collect()
 }
