@@ -7,10 +7,14 @@
 use jsonrpsee_types::ErrorObjectOwned;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::error;
 use crate::id::Id;
+
+mod members;
+use members::RawMembers;
 
 /// A request: it has an id and gets exactly one response.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,8 +68,8 @@ pub enum Payload {
 /// Classifies one payload.
 ///
 /// Well-formed messages are read straight into their parts; anything else (a member of the
-/// wrong type, a duplicate member, an element that is not an object) goes through a
-/// [`Value`] first, with the same outcome as [`parse_payload_via_value`].
+/// wrong type, a duplicate member, an element that is not an object) is read member by member
+/// by [`parse_payload_via_value`], which decides the outcome.
 pub fn parse_payload(text: &str) -> Payload {
     let fast = if text.trim_start().starts_with('[') {
         serde_json::from_str::<Vec<ObjectEnvelope<'_>>>(text)
@@ -88,8 +92,8 @@ pub fn parse_payload(text: &str) -> Payload {
 struct Envelope<'a> {
     #[serde(default, borrow)]
     jsonrpc: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, deserialize_with = "present")]
-    id: Option<Value>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
     #[serde(default, deserialize_with = "present")]
     method: Option<String>,
     #[serde(default, deserialize_with = "present")]
@@ -135,17 +139,9 @@ where
 impl Envelope<'_> {
     /// The same decisions, in the same order, as [`classify`].
     fn classify(self) -> Incoming {
-        let id = match self.id {
-            None => None,
-            Some(value) => match Id::from_value(&value) {
-                Some(id) => Some(id),
-                None => {
-                    return Incoming::Invalid {
-                        id: Id::Null,
-                        reason: "`id` must be a string, a number or null".into(),
-                    }
-                }
-            },
+        let id = match read_id(self.id) {
+            Ok(id) => id,
+            Err(invalid) => return invalid,
         };
         let invalid = |reason: &str| Incoming::Invalid {
             id: id.clone().unwrap_or(Id::Null),
@@ -171,50 +167,75 @@ impl Envelope<'_> {
     }
 }
 
-/// Classifies one payload by parsing it into a [`Value`] first: the reference for
-/// [`parse_payload`], which takes a shorter way for well-formed messages.
-pub fn parse_payload_via_value(text: &str) -> Payload {
-    match serde_json::from_str::<Value>(text) {
-        Err(e) => Payload::NotJson(e.to_string()),
-        Ok(Value::Array(items)) if items.is_empty() => Payload::EmptyBatch,
-        Ok(Value::Array(items)) => Payload::Batch(items.into_iter().map(classify).collect()),
-        Ok(value) => Payload::Single(classify(value)),
+/// The id member, if present: `Err` is the answer to a message whose `id` can't be an id.
+fn read_id(id: Option<&RawValue>) -> Result<Option<Id>, Incoming> {
+    match id {
+        None => Ok(None),
+        Some(raw) => Id::from_raw(raw)
+            .map(Some)
+            .ok_or_else(|| Incoming::Invalid {
+                id: Id::Null,
+                reason: "`id` must be a string, a number or null".into(),
+            }),
     }
 }
 
-/// Classifies one JSON value as a request, a notification or an invalid message.
-pub fn classify(value: Value) -> Incoming {
-    let Value::Object(mut object) = value else {
+/// Classifies one payload member by member: the reference for [`parse_payload`], which takes
+/// a shorter way for well-formed messages.
+///
+/// The payload must be JSON as a whole. Each message is then read as raw members (an `id`
+/// keeps its text, members it does not know are skipped unread), and `jsonrpc`, `method` and
+/// `params` are read into values on their own. `params` that no [`Value`] can hold (a number
+/// beyond the range of a double, a lone surrogate escape, nesting past serde_json's depth
+/// limit) make the message invalid, answered `-32600` with its id.
+pub fn parse_payload_via_value(text: &str) -> Payload {
+    let whole = match serde_json::from_str::<&RawValue>(text) {
+        Ok(whole) => whole,
+        Err(e) => return Payload::NotJson(e.to_string()),
+    };
+    if !whole.get().starts_with('[') {
+        return Payload::Single(classify_raw(whole));
+    }
+    match serde_json::from_str::<Vec<&RawValue>>(whole.get()) {
+        Ok(items) if items.is_empty() => Payload::EmptyBatch,
+        Ok(items) => Payload::Batch(items.into_iter().map(classify_raw).collect()),
+        Err(e) => Payload::NotJson(e.to_string()),
+    }
+}
+
+/// Classifies one message, given as raw JSON, as a request, a notification or an invalid
+/// message.
+fn classify_raw(message: &RawValue) -> Incoming {
+    let Ok(members) = serde_json::from_str::<RawMembers<'_>>(message.get()) else {
         return Incoming::Invalid {
             id: Id::Null,
             reason: "a message must be a JSON object".into(),
         };
     };
-    let id = match object.remove("id") {
-        None => None,
-        Some(value) => match Id::from_value(&value) {
-            Some(id) => Some(id),
-            None => {
-                return Incoming::Invalid {
-                    id: Id::Null,
-                    reason: "`id` must be a string, a number or null".into(),
-                }
-            }
-        },
+    let id = match read_id(members.id) {
+        Ok(id) => id,
+        Err(invalid) => return invalid,
     };
     let invalid = |reason: &str| Incoming::Invalid {
         id: id.clone().unwrap_or(Id::Null),
         reason: reason.to_owned(),
     };
-    if object.get("jsonrpc") != Some(&Value::String("2.0".into())) {
+    let jsonrpc = members
+        .jsonrpc
+        .and_then(|raw| serde_json::from_str::<std::borrow::Cow<'_, str>>(raw.get()).ok());
+    if jsonrpc.as_deref() != Some("2.0") {
         return invalid("`jsonrpc` must be \"2.0\"");
     }
-    let method = match object.remove("method") {
-        Some(Value::String(method)) => method,
-        Some(_) => return invalid("`method` must be a string"),
+    let method = match members.method.map(|raw| serde_json::from_str(raw.get())) {
+        Some(Ok(method)) => method,
+        Some(Err(_)) => return invalid("`method` must be a string"),
         None => return invalid("`method` is missing"),
     };
-    let params = object.remove("params");
+    let params = match members.params.map(|raw| serde_json::from_str(raw.get())) {
+        Some(Ok(params)) => Some(params),
+        Some(Err(e)) => return invalid(&format!("`params` cannot be read: {e}")),
+        None => None,
+    };
     match id {
         Some(id) => Incoming::Request(Request { id, method, params }),
         None => Incoming::Notification(Notification { method, params }),

@@ -1,10 +1,10 @@
 //! `parse_payload` reads well-formed messages without a `Value` in between; whatever the
-//! input, it must classify exactly as the `Value` path does.
+//! input, it must classify exactly as the member-by-member path does, ids' texts included.
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use wsp_protocol::message::parse_payload_via_value;
-use wsp_protocol::parse_payload;
+use wsp_protocol::{parse_payload, Id, Incoming, Payload, Response};
 
 fn scalar() -> impl Strategy<Value = Value> {
     prop_oneof![
@@ -59,12 +59,107 @@ fn payload() -> impl Strategy<Value = String> {
     ]
 }
 
+/// JSON number texts, from plain integers to ones no `Value` holds exactly, or at all.
+fn number_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => "-?(0|[1-9][0-9]{0,40})(\\.[0-9]{1,25})?([eE][+-]?[0-9]{1,3})?",
+        1 => prop::sample::select(vec![
+            "-0", "1e400", "-1e400", "1E2", "18446744073709551616", "0.1",
+            "12345678901234567890.5", "123456789012345678901234567890",
+        ])
+        .prop_map(str::to_owned),
+    ]
+}
+
+/// Member values as raw text, including what no `Value` can hold.
+fn raw_member_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => member_value().prop_map(|v| v.to_string()),
+        3 => number_text(),
+        1 => number_text().prop_map(|n| format!("[{n},{{\"n\":{n}}}]")),
+        1 => Just(r#""\uD800""#.to_owned()),
+        1 => (125usize..135).prop_map(|depth| format!("{}{}", "[".repeat(depth), "]".repeat(depth))),
+    ]
+}
+
+/// A message object written member by member (names may repeat), as raw text.
+fn raw_message() -> impl Strategy<Value = String> {
+    let name = prop::sample::select(vec![
+        "jsonrpc", "id", "method", "params", "x", "\\uD800", "i\\u0064",
+    ]);
+    let member =
+        (name, raw_member_value()).prop_map(|(name, value)| format!(r#""{name}":{value}"#));
+    let well_formed = (number_text(), raw_member_value()).prop_map(|(id, params)| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"m","params":{params}}}"#)
+    });
+    prop_oneof![
+        2 => prop::collection::vec(member, 0..6).prop_map(|m| format!("{{{}}}", m.join(","))),
+        2 => well_formed,
+    ]
+}
+
+fn raw_payload() -> impl Strategy<Value = String> {
+    prop_oneof![
+        2 => raw_message(),
+        1 => prop::collection::vec(raw_message(), 0..4).prop_map(|m| format!("[{}]", m.join(","))),
+        1 => number_text(),
+    ]
+}
+
+/// Both paths agree, down to how every id is written back.
+fn assert_alike(text: &str) -> Result<(), TestCaseError> {
+    let (fast, reference) = (parse_payload(text), parse_payload_via_value(text));
+    prop_assert_eq!(&fast, &reference);
+    prop_assert_eq!(format!("{fast:?}"), format!("{reference:?}"));
+    Ok(())
+}
+
+fn ids(payload: &Payload) -> Vec<&Id> {
+    let messages = match payload {
+        Payload::Single(message) => std::slice::from_ref(message),
+        Payload::Batch(messages) => messages,
+        _ => &[],
+    };
+    messages
+        .iter()
+        .filter_map(|message| match message {
+            Incoming::Request(request) => Some(&request.id),
+            Incoming::Invalid { id, .. } => Some(id),
+            Incoming::Notification(_) => None,
+        })
+        .collect()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(4000))]
 
     #[test]
     fn both_paths_classify_alike(text in payload()) {
-        prop_assert_eq!(parse_payload(&text), parse_payload_via_value(&text));
+        assert_alike(&text)?;
+    }
+
+    #[test]
+    fn both_paths_classify_odd_numbers_and_members_alike(text in raw_payload()) {
+        assert_alike(&text)?;
+    }
+
+    /// A number id comes back as the text it was sent as, on both paths, and an id read from
+    /// a `Value` of that text (as `$/cancelRequest` reads one) is the same id.
+    #[test]
+    fn number_ids_are_echoed_exactly(id in number_text(), params in raw_member_value()) {
+        let single = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"m","params":{params}}}"#);
+        let batch = format!(r#"[{single},{{"jsonrpc":"2.0","method":"n"}}]"#);
+        for text in [&single, &batch] {
+            for payload in [parse_payload(text), parse_payload_via_value(text)] {
+                let ids = ids(&payload);
+                prop_assert_eq!(ids.len(), 1, "{:?}", payload);
+                let answer = serde_json::to_string(&Response::ok(ids[0].clone(), Value::Null)).unwrap();
+                prop_assert_eq!(answer, format!(r#"{{"jsonrpc":"2.0","id":{id},"result":null}}"#));
+                if let Ok(value) = serde_json::from_str::<Value>(&id) {
+                    prop_assert_eq!(&Id::from_value(&value).unwrap(), ids[0]);
+                }
+            }
+        }
     }
 }
 
