@@ -38,6 +38,7 @@
 //! into reads. EOF while an oversized payload is being skipped yields nothing more: that frame was already
 //! reported.
 
+mod boundary;
 mod decode;
 mod encode;
 mod error;
