@@ -15,8 +15,8 @@ const MAX_VALUE_RUN: usize = 32;
 /// Payload bytes that must stay visible to recognise a frame header whose `\r` arrives in a later read.
 pub(super) const PAYLOAD_LOOKBACK: usize = MARKER.len() + MAX_VALUE_RUN;
 
-/// Bytes scanned per call of the (word-at-a-time) `contains` before looking for the exact position.
-const SCAN_CHUNK: usize = 4096;
+/// Bytes checked at once for a `\r` before looking for its exact position.
+const SCAN_BLOCK: usize = 256;
 
 /// What ends a header block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,9 +51,10 @@ pub(super) fn find_block_end(
             if TERMINATOR.starts_with(rest) {
                 return Err(index);
             }
-        } else if let Some(start) = marker_with_colon_at(buf, index) {
-            let own_line = buf[..start].ends_with(b"\r\n") || (start == 0 && starts_block);
-            if !own_line {
+        } else if let Some(start) = (index + 1).checked_sub(MARKER.len()) {
+            // Cheapest test first: at a line start, a `Content-Length:` is the block's own.
+            let own_line = (start == 0 && starts_block) || buf[..start].ends_with(b"\r\n");
+            if !own_line && buf[start..=index].eq_ignore_ascii_case(MARKER) {
                 return Ok(BlockEnd::NextFrame(start));
             }
         }
@@ -73,14 +74,6 @@ pub(super) fn kept_while_discarding(buf: &[u8], resume: usize) -> usize {
     (buf.len() - resume.min(buf.len()))
         .max(partial_name + 2)
         .min(buf.len())
-}
-
-/// Start of a `Content-Length:` whose colon is at `colon`.
-fn marker_with_colon_at(buf: &[u8], colon: usize) -> Option<usize> {
-    let start = (colon + 1).checked_sub(MARKER.len())?;
-    buf[start..=colon]
-        .eq_ignore_ascii_case(MARKER)
-        .then_some(start)
 }
 
 /// Start of the first frame header inside payload bytes whose `\r` is in `buf[from..to]`.
@@ -117,17 +110,23 @@ fn frame_header_ending_at(buf: &[u8], cr: usize) -> Option<usize> {
         .then_some(window_start + start)
 }
 
-/// Index of the first `byte` in `haystack`, skipping chunks without one at word-at-a-time speed.
+/// Index of the first `byte` in `haystack`. Each block is first checked by a loop with no early
+/// exit, which the compiler turns into vector compares; the work per call stays bounded by the
+/// block size around the byte found, so many `\r`s cost linear time.
 fn find_byte(haystack: &[u8], byte: u8) -> Option<usize> {
     let mut offset = 0;
-    for chunk in haystack.chunks(SCAN_CHUNK) {
-        if chunk.contains(&byte) {
-            return chunk
+    for block in haystack.chunks(SCAN_BLOCK) {
+        if block
+            .iter()
+            .fold(0u8, |seen, &candidate| seen | u8::from(candidate == byte))
+            != 0
+        {
+            return block
                 .iter()
                 .position(|&candidate| candidate == byte)
                 .map(|index| offset + index);
         }
-        offset += chunk.len();
+        offset += block.len();
     }
     None
 }
@@ -204,9 +203,9 @@ mod tests {
 
     #[test]
     fn finds_bytes_across_chunks() {
-        let mut haystack = vec![b'x'; 3 * SCAN_CHUNK];
+        let mut haystack = vec![b'x'; 3 * SCAN_BLOCK];
         assert_eq!(find_byte(&haystack, b'\r'), None);
-        haystack[2 * SCAN_CHUNK + 5] = b'\r';
-        assert_eq!(find_byte(&haystack, b'\r'), Some(2 * SCAN_CHUNK + 5));
+        haystack[2 * SCAN_BLOCK + 5] = b'\r';
+        assert_eq!(find_byte(&haystack, b'\r'), Some(2 * SCAN_BLOCK + 5));
     }
 }

@@ -212,7 +212,7 @@ mod tests {
     fn a_bad_line_resumes_at_the_next_content_length_line() {
         let bad =
             parse_content_length(b"garbage\r\nX: 1\r\ncontent-length: 5\r\nContent-Length: 5");
-        assert_eq!(bad.map_err(|bad| bad.resume_at), Err(Some(17)));
+        assert_eq!(bad.map_err(|bad| bad.resume_at), Err(Some(15)));
         let bad = parse_content_length(b"Content-Length: x\r\nContent-Length: 5");
         assert_eq!(bad.map_err(|bad| bad.resume_at), Err(Some(19)));
         let bad = parse_content_length(b"Content-Length: 5\r\nno colon");
