@@ -1,12 +1,19 @@
 //! Property tests of the Content-Length codec: decoding does not depend on how the input is split,
-//! arbitrary input never panics or hangs the decoder, and encode → decode is the identity.
+//! arbitrary input never panics or hangs the decoder, encode → decode is the identity, and one
+//! corrupted frame costs at most itself and the frame after it.
+
+#[path = "codec_common/corruption.rs"]
+mod corruption;
 
 use bytes::{Bytes, BytesMut};
+use corruption::{corruption, good_frames};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use tokio_util::codec::{Decoder, Encoder};
-use wsp::codec::{DecodeError, DecodeErrorReason, Frame, FrameCodec, MAX_HEADER_BYTES};
+use wsp::codec::{
+    DecodeError, DecodeErrorReason, Frame, FrameCodec, DEFAULT_MAX_FRAME_BYTES, MAX_HEADER_BYTES,
+};
 
 /// The maximum frame size used by the mixed-stream property, small enough to exceed cheaply.
 const SMALL_MAX: usize = 64;
@@ -323,5 +330,59 @@ proptest! {
         let frames = decode_split(usize::MAX, &wire, &cuts);
         let expected: Vec<Frame> = texts.into_iter().map(Frame::Payload).collect();
         prop_assert_eq!(frames, expected);
+    }
+}
+
+/// Every item accounts for at least one byte, and, except an oversized frame (which counts what its
+/// header announced), for no more bytes than the input has.
+fn assert_discarded_counts_are_sane(frames: &[Frame], input_len: usize) {
+    for frame in frames {
+        if let Frame::Invalid(DecodeError { discarded, reason }) = frame {
+            assert!(*discarded > 0, "{frame:?}");
+            if !matches!(reason, DecodeErrorReason::FrameTooLarge { .. }) {
+                assert!(*discarded <= input_len, "{frame:?} from {input_len} bytes");
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+    #[test]
+    fn one_corrupted_frame_costs_at_most_itself_and_the_next(
+        frames in good_frames(8, 40),
+        corrupted in any::<Index>(),
+        corruption in corruption(),
+        cuts in vec(any::<Index>(), 0..32),
+        max in prop_oneof![Just(DEFAULT_MAX_FRAME_BYTES), Just(512)],
+    ) {
+        let corrupted = corrupted.index(frames.len());
+        let mut input = Vec::new();
+        for (id, frame) in frames.iter().enumerate() {
+            if id == corrupted {
+                input.extend(corruption.apply(frame));
+            } else {
+                input.extend(frame.bytes());
+            }
+        }
+        let items = decode_every_way(max, &input, &cuts);
+        assert_discarded_counts_are_sane(&items, input.len());
+        let decoded: Vec<usize> = items
+            .iter()
+            .filter_map(|item| match item {
+                Frame::Payload(text) => frames.iter().position(|frame| frame.text == *text),
+                Frame::Invalid(_) => None,
+            })
+            .collect();
+        prop_assert!(
+            decoded.windows(2).all(|pair| pair[0] < pair[1]),
+            "good frames out of order or repeated: {:?}", decoded
+        );
+        let lost: Vec<usize> = (0..frames.len()).filter(|id| !decoded.contains(id)).collect();
+        prop_assert!(
+            lost.iter().all(|&id| id == corrupted || id == corrupted + 1),
+            "corrupting frame {} lost {:?}; items {:?}", corrupted, lost, items
+        );
     }
 }

@@ -1,57 +1,150 @@
-//! One test per recovery rule of the Content-Length codec: each bad input yields exactly one
-//! `Frame::Invalid` with the right byte count and reason, and a good frame after it decodes normally.
+//! One test per recovery rule of the Content-Length codec: each bad input yields the right
+//! `Frame::Invalid` items, and decoding resumes at the next plausible frame boundary.
 
-use bytes::BytesMut;
+mod codec_common;
+
+use codec_common::{
+    assert_costs_at_most_the_next_frame, assert_recovers, decode, frame, invalid, payload, request,
+    GOOD,
+};
 use futures::StreamExt;
-use tokio_util::codec::{Decoder, FramedRead};
+use tokio_util::codec::FramedRead;
 use wsp::codec::{DecodeError, DecodeErrorReason, Frame, FrameCodec, MAX_HEADER_BYTES};
 
-const GOOD: &str = r#"{"jsonrpc":"2.0","method":"environment/list","id":1}"#;
+/// Good frames sent after each corrupted one in the regression tests of issue 10.
+const FOLLOWERS: usize = 20;
 
-fn frame(payload: &str) -> Vec<u8> {
-    format!("Content-Length: {}\r\n\r\n{payload}", payload.len()).into_bytes()
-}
-
-fn payload(text: &str) -> Frame {
-    Frame::Payload(text.to_owned())
-}
-
-fn invalid(discarded: usize, reason: DecodeErrorReason) -> Frame {
-    Frame::Invalid(DecodeError { discarded, reason })
-}
-
-/// Everything a `FramedRead` would yield for `input` fed in `chunk`-byte reads, EOF included.
-fn decode_chunked(mut codec: FrameCodec, input: &[u8], chunk: usize) -> Vec<Frame> {
-    let mut buf = BytesMut::new();
-    let mut frames = Vec::new();
-    for piece in input.chunks(chunk.max(1)) {
-        buf.extend_from_slice(piece);
-        while let Some(frame) = codec.decode(&mut buf).unwrap() {
-            frames.push(frame);
-        }
-    }
-    while let Some(frame) = codec.decode_eof(&mut buf).unwrap() {
-        frames.push(frame);
-    }
-    frames
-}
-
-/// Decodes `input` all at once and one byte at a time; both must agree.
-fn decode(input: &[u8]) -> Vec<Frame> {
-    let whole = decode_chunked(FrameCodec::new(), input, input.len());
-    let bytewise = decode_chunked(FrameCodec::new(), input, 1);
+/// Asserts the recovery rule for `corrupted`, and that this decoder in fact loses none of the
+/// frames after it.
+fn assert_no_follower_lost(corrupted: &[u8]) {
+    let lost = assert_costs_at_most_the_next_frame(corrupted, FOLLOWERS);
     assert_eq!(
-        whole, bytewise,
-        "decoding depends on how the input is split"
+        lost,
+        Vec::<usize>::new(),
+        "{:?}",
+        String::from_utf8_lossy(corrupted)
     );
-    whole
 }
 
-/// `bad` followed by a good frame yields exactly `expected` then the good payload.
-fn assert_recovers(bad: &[u8], expected: Frame) {
-    let mut input = bad.to_vec();
+#[test]
+fn content_length_a_few_bytes_short_costs_only_its_frame() {
+    let text = request(100);
+    for short_by in [1, 3, 7] {
+        let bad = format!("Content-Length: {}\r\n\r\n{text}", text.len() - short_by);
+        assert_no_follower_lost(bad.as_bytes());
+    }
+}
+
+#[test]
+fn content_length_counted_in_characters_costs_only_its_frame() {
+    let text = r#"{"jsonrpc":"2.0","id":100,"method":"environment/create","params":{"name":"café-ü-環境"}}"#;
+    assert!(text.chars().count() < text.len());
+    let bad = format!("Content-Length: {}\r\n\r\n{text}", text.chars().count());
+    assert_no_follower_lost(bad.as_bytes());
+}
+
+#[test]
+fn header_block_of_8193_bytes_costs_only_its_frame() {
+    let text = request(100);
+    let mut bad = format!("Content-Length: {}\r\nX-Padding: ", text.len()).into_bytes();
+    bad.resize(MAX_HEADER_BYTES + 1 - 4, b'p');
+    bad.extend_from_slice(b"\r\n\r\n");
+    assert_eq!(bad.len(), 8193);
+    bad.extend_from_slice(text.as_bytes());
+    assert_no_follower_lost(&bad);
+}
+
+#[test]
+fn header_block_ended_by_a_bare_cr_costs_only_its_frame() {
+    let text = request(100);
+    for ending in ["\r\n\r", "\r\r", "\r"] {
+        let bad = format!("Content-Length: {}{ending}{text}", text.len());
+        assert_no_follower_lost(bad.as_bytes());
+    }
+}
+
+#[test]
+fn nul_inside_the_content_length_value_costs_only_its_frame() {
+    let text = request(100);
+    let length = text.len().to_string();
+    for value in [
+        format!("{}\0{}", &length[..1], &length[1..]),
+        format!("\0{length}"),
+        format!("{length}\0"),
+    ] {
+        let bad = format!("Content-Length: {value}\r\n\r\n{text}");
+        assert_no_follower_lost(bad.as_bytes());
+    }
+}
+
+#[test]
+fn a_short_length_leaves_a_tail_that_ends_where_the_next_frame_starts() {
+    let mut input = b"Content-Length: 2\r\n\r\n{}xyz".to_vec();
     input.extend(frame(GOOD));
-    assert_eq!(decode(&input), vec![expected, payload(GOOD)]);
+    let expected = vec![
+        payload("{}"),
+        invalid(3, DecodeErrorReason::Interrupted),
+        payload(GOOD),
+    ];
+    assert_eq!(decode(&input), expected);
+}
+
+#[test]
+fn a_long_length_is_cut_at_the_next_frame_header_inside_the_payload() {
+    let bad = b"Content-Length: 500\r\n\r\n{}";
+    assert_recovers(bad, invalid(bad.len(), DecodeErrorReason::Interrupted));
+    assert_no_follower_lost(b"Content-Length: 100000\r\n\r\n{}");
+}
+
+#[test]
+fn a_duplicated_header_block_costs_nothing() {
+    let header = format!("Content-Length: {}\r\n\r\n", GOOD.len());
+    let mut input = header.clone().into_bytes();
+    input.extend(frame(GOOD));
+    let expected = vec![
+        invalid(header.len(), DecodeErrorReason::Interrupted),
+        payload(GOOD),
+    ];
+    assert_eq!(decode(&input), expected);
+}
+
+#[test]
+fn garbage_glued_to_a_header_ends_before_it() {
+    assert_recovers(b"xyz", invalid(3, DecodeErrorReason::Interrupted));
+    assert_recovers(b"noise\n", invalid(6, DecodeErrorReason::Interrupted));
+}
+
+#[test]
+fn a_bad_line_before_a_content_length_line_is_dropped_alone() {
+    let mut input = b"garbage\r\n".to_vec();
+    input.extend(frame(GOOD));
+    let malformed = DecodeErrorReason::MalformedHeaderLine("garbage".into());
+    assert_eq!(decode(&input), vec![invalid(9, malformed), payload(GOOD)]);
+}
+
+#[test]
+fn content_length_text_inside_a_json_payload_is_delivered_intact() {
+    let texts = [
+        r#"{"jsonrpc":"2.0","method":"log","params":{"line":"Content-Length: 12\r\n\r\n"}}"#,
+        "{\r\n\"Content-Length\": 12\r\n}",
+        r#"["Content-Length:12","content-length: 9 "]"#,
+    ];
+    let input: Vec<u8> = texts.iter().flat_map(|text| frame(text)).collect();
+    let expected: Vec<Frame> = texts.iter().map(|text| payload(text)).collect();
+    assert_eq!(decode(&input), expected);
+}
+
+#[test]
+fn a_raw_frame_header_inside_a_payload_cuts_it() {
+    let inner = frame("{}");
+    let mut outer = format!("Content-Length: {}\r\n\r\nab", inner.len() + 2).into_bytes();
+    let header_len = outer.len() - 2;
+    outer.extend_from_slice(&inner);
+    let expected = vec![
+        invalid(header_len + 2, DecodeErrorReason::Interrupted),
+        payload("{}"),
+    ];
+    assert_eq!(decode(&outer), expected);
 }
 
 #[test]
@@ -158,162 +251,6 @@ fn repeated_equal_content_lengths_are_accepted() {
         GOOD.len()
     );
     assert_eq!(decode(input.as_bytes()), vec![payload(GOOD)]);
-}
-
-#[test]
-fn oversized_header_block_is_skipped_whole() {
-    let mut bad = b"Content-Length: 2\r\nX-Padding: ".to_vec();
-    bad.resize(3 * MAX_HEADER_BYTES, b'a');
-    bad.extend_from_slice(b"\r\n\r\n");
-    assert_recovers(&bad, invalid(bad.len(), DecodeErrorReason::HeaderTooLarge));
-    for chunk in [7, 4096, 10_000] {
-        let mut input = bad.clone();
-        input.extend(frame(GOOD));
-        let frames = decode_chunked(FrameCodec::new(), &input, chunk);
-        assert_eq!(
-            frames[0],
-            invalid(bad.len(), DecodeErrorReason::HeaderTooLarge)
-        );
-    }
-}
-
-/// `Content-Length: 2`, then padding, then `\r\n\r\n{}`, with a header block of exactly `block_len` bytes.
-fn padded_frame(block_len: usize) -> Vec<u8> {
-    let mut bytes = b"Content-Length: 2\r\nX-Padding: ".to_vec();
-    bytes.resize(block_len - 4, b'a');
-    bytes.extend_from_slice(b"\r\n\r\n{}");
-    bytes
-}
-
-#[test]
-fn header_block_of_exactly_the_limit_is_accepted() {
-    assert_eq!(decode(&padded_frame(MAX_HEADER_BYTES)), vec![payload("{}")]);
-}
-
-#[test]
-fn header_block_one_byte_over_the_limit_is_too_large() {
-    let expected = vec![
-        invalid(MAX_HEADER_BYTES + 1, DecodeErrorReason::HeaderTooLarge),
-        invalid(2, DecodeErrorReason::EofInsideFrame),
-    ];
-    assert_eq!(decode(&padded_frame(MAX_HEADER_BYTES + 1)), expected);
-}
-
-#[test]
-fn oversized_header_block_is_not_buffered() {
-    let mut codec = FrameCodec::new();
-    let mut buf = BytesMut::new();
-    let chunk = vec![b'h'; 64 * 1024];
-    for _ in 0..64 {
-        buf.extend_from_slice(&chunk);
-        assert_eq!(codec.decode(&mut buf).unwrap(), None);
-        assert!(buf.len() < 4, "kept {} bytes of a header block", buf.len());
-        assert!(
-            buf.capacity() <= 2 * chunk.len(),
-            "capacity {}",
-            buf.capacity()
-        );
-    }
-    buf.extend_from_slice(b"\r\n\r\n");
-    let expected = invalid(64 * chunk.len() + 4, DecodeErrorReason::HeaderTooLarge);
-    assert_eq!(codec.decode(&mut buf).unwrap(), Some(expected));
-}
-
-#[test]
-fn oversized_header_block_at_eof_reports_what_was_dropped() {
-    let bad = vec![b'h'; 2 * MAX_HEADER_BYTES];
-    let mut input = frame(GOOD);
-    input.extend_from_slice(&bad);
-    let expected = vec![
-        payload(GOOD),
-        invalid(bad.len(), DecodeErrorReason::HeaderTooLarge),
-    ];
-    assert_eq!(decode(&input), expected);
-}
-
-#[test]
-fn frame_of_exactly_the_maximum_size_is_accepted() {
-    let codec = FrameCodec::with_max_frame_bytes(GOOD.len());
-    assert_eq!(codec.max_frame_bytes(), GOOD.len());
-    assert_eq!(decode_chunked(codec, &frame(GOOD), 1), vec![payload(GOOD)]);
-}
-
-#[test]
-fn oversized_frame_is_reported_as_soon_as_its_header_is_read() {
-    let mut codec = FrameCodec::with_max_frame_bytes(16);
-    let mut buf = BytesMut::from(&b"Content-Length: 17\r\n\r\n"[..]);
-    let reason = DecodeErrorReason::FrameTooLarge {
-        length: 17,
-        max: 16,
-    };
-    assert_eq!(
-        codec.decode(&mut buf).unwrap(),
-        Some(invalid(22 + 17, reason))
-    );
-    assert_eq!(codec.decode(&mut buf).unwrap(), None);
-    buf.extend_from_slice(&[b'x'; 17]);
-    buf.extend_from_slice(&frame("{}"));
-    assert_eq!(codec.decode(&mut buf).unwrap(), Some(payload("{}")));
-}
-
-#[test]
-fn oversized_frame_payload_is_never_held_in_memory() {
-    const CHUNK: usize = 64 * 1024;
-    const LENGTH: usize = 100 * 1024 * 1024;
-    let mut codec = FrameCodec::with_max_frame_bytes(1024 * 1024);
-    let header = format!("Content-Length: {LENGTH}\r\n\r\n");
-    let mut buf = BytesMut::from(header.as_bytes());
-    let first = codec.decode(&mut buf).unwrap();
-    let reason = DecodeErrorReason::FrameTooLarge {
-        length: LENGTH as u64,
-        max: 1024 * 1024,
-    };
-    assert_eq!(first, Some(invalid(header.len() + LENGTH, reason)));
-    let chunk = vec![0xffu8; CHUNK];
-    let mut max_capacity = buf.capacity();
-    for _ in 0..LENGTH / CHUNK {
-        buf.extend_from_slice(&chunk);
-        assert_eq!(codec.decode(&mut buf).unwrap(), None);
-        max_capacity = max_capacity.max(buf.capacity());
-    }
-    assert!(
-        max_capacity <= 2 * CHUNK,
-        "buffer grew to {max_capacity} bytes"
-    );
-    buf.extend_from_slice(&frame(GOOD));
-    assert_eq!(codec.decode(&mut buf).unwrap(), Some(payload(GOOD)));
-}
-
-#[test]
-fn eof_while_skipping_an_oversized_payload_adds_nothing() {
-    let mut input = frame(GOOD);
-    input.extend_from_slice(b"Content-Length: 100\r\n\r\n");
-    input.extend_from_slice(&[b'x'; 50]);
-    let mut codec = FrameCodec::with_max_frame_bytes(99);
-    let frames: Vec<Frame> = {
-        let mut buf = BytesMut::from(&input[..]);
-        std::iter::from_fn(|| codec.decode_eof(&mut buf).unwrap()).collect()
-    };
-    let reason = DecodeErrorReason::FrameTooLarge {
-        length: 100,
-        max: 99,
-    };
-    assert_eq!(frames, vec![payload(GOOD), invalid(23 + 100, reason)]);
-}
-
-#[test]
-fn frame_too_large_then_good_frame() {
-    let mut bad = b"Content-Length: 70000000\r\n\r\n".to_vec();
-    let header_len = bad.len();
-    bad.resize(header_len + 70_000_000, b'z');
-    let mut input = bad.clone();
-    input.extend(frame(GOOD));
-    let reason = DecodeErrorReason::FrameTooLarge {
-        length: 70_000_000,
-        max: 64 * 1024 * 1024,
-    };
-    let frames = decode_chunked(FrameCodec::new(), &input, 1 << 20);
-    assert_eq!(frames, vec![invalid(bad.len(), reason), payload(GOOD)]);
 }
 
 #[test]

@@ -5,23 +5,42 @@ use std::io;
 use bytes::{Buf, BytesMut};
 use tokio_util::codec::Decoder;
 
-use super::header::{find_terminator, parse_content_length, TERMINATOR};
+use super::boundary::{
+    find_block_end, find_frame_header, kept_while_discarding, BlockEnd, MARKER, PAYLOAD_LOOKBACK,
+    TERMINATOR,
+};
+use super::header::parse_content_length;
 use super::{DecodeError, DecodeErrorReason, Frame, FrameCodec, MAX_HEADER_BYTES};
 
-/// Bytes kept while dropping an oversized header block: enough to spot a terminator split across reads.
-const KEPT_WHILE_DISCARDING: usize = TERMINATOR.len() - 1;
+/// Buffered bytes past which a header block with no end in sight is too large: a `Content-Length:`
+/// that starts within [`MAX_HEADER_BYTES`] (and so would end the block in time) is complete by then.
+const TOO_LARGE_AFTER: usize = MAX_HEADER_BYTES + MARKER.len();
+
+/// Most buffer space reserved for a payload before its bytes arrive; beyond it the buffer grows
+/// with the input, so a large announced length costs nothing until the bytes are really sent.
+const RESERVED_AHEAD: usize = 1024 * 1024;
 
 /// Where the decoder is in the stream. The buffer always starts at the state's current position.
 #[derive(Debug, Clone)]
 pub(super) enum State {
-    /// Between frames or inside a header block; no terminator starts before `search_from`.
+    /// Between frames or inside a header block; no end of the block starts before `search_from`.
     Header { search_from: usize },
-    /// Dropping a header block that grew past [`MAX_HEADER_BYTES`]; `discarded` bytes of it are gone.
-    DiscardingHeader { discarded: usize },
-    /// Waiting for `length` payload bytes after a header block of `header_len` bytes.
-    Payload { header_len: usize, length: usize },
-    /// Dropping the rest of an oversized payload, already reported.
-    SkippingPayload { remaining: u64 },
+    /// Dropping a header block that grew past [`MAX_HEADER_BYTES`]; `discarded` bytes of it are gone,
+    /// and no end of it starts before `search_from`.
+    DiscardingHeader {
+        discarded: usize,
+        search_from: usize,
+    },
+    /// Waiting for `length` payload bytes after a header block of `header_len` bytes; no frame
+    /// header ends in the first `scanned` of them.
+    Payload {
+        header_len: usize,
+        length: usize,
+        scanned: usize,
+    },
+    /// Dropping the rest of an oversized payload, already reported. The buffer starts with `kept`
+    /// bytes of it that are already counted, kept to recognise a frame header split across reads.
+    SkippingPayload { remaining: u64, kept: usize },
 }
 
 impl Default for State {
@@ -45,8 +64,11 @@ impl Decoder for FrameCodec {
         let leftover = src.len();
         let reason = match self.state {
             State::Header { .. } if leftover == 0 => None,
+            State::Header { .. } if leftover >= MAX_HEADER_BYTES => {
+                Some((leftover, DecodeErrorReason::HeaderTooLarge))
+            }
             State::Header { .. } => Some((leftover, DecodeErrorReason::EofInsideFrame)),
-            State::DiscardingHeader { discarded } => Some((
+            State::DiscardingHeader { discarded, .. } => Some((
                 discarded.saturating_add(leftover),
                 DecodeErrorReason::HeaderTooLarge,
             )),
@@ -68,9 +90,18 @@ impl FrameCodec {
         loop {
             let step = match self.state {
                 State::Header { search_from } => self.read_header(src, search_from),
-                State::DiscardingHeader { discarded } => self.discard_header(src, discarded),
-                State::Payload { header_len, length } => self.read_payload(src, header_len, length),
-                State::SkippingPayload { remaining } => self.skip_payload(src, remaining),
+                State::DiscardingHeader {
+                    discarded,
+                    search_from,
+                } => self.discard_header(src, discarded, search_from),
+                State::Payload {
+                    header_len,
+                    length,
+                    scanned,
+                } => self.read_payload(src, header_len, length, scanned),
+                State::SkippingPayload { remaining, kept } => {
+                    self.skip_payload(src, remaining, kept)
+                }
             };
             match step {
                 Step::Yield(frame) => return Some(frame),
@@ -81,47 +112,82 @@ impl FrameCodec {
     }
 
     fn read_header(&mut self, src: &mut BytesMut, search_from: usize) -> Step {
-        let blanks = src
-            .iter()
-            .take_while(|byte| is_between_frames(**byte))
-            .count();
-        src.advance(blanks);
-        if src.is_empty() {
-            self.state = State::default();
-            return Step::NeedInput;
+        if search_from == 0 {
+            let blanks = src
+                .iter()
+                .take_while(|byte| is_between_frames(**byte))
+                .count();
+            src.advance(blanks);
         }
-        let Some(header_len) = find_terminator(src, search_from) else {
-            if src.len() >= MAX_HEADER_BYTES {
-                // No terminator in MAX_HEADER_BYTES bytes: whatever ends this block, it is too long.
-                let dropped = src.len() - KEPT_WHILE_DISCARDING;
+        self.state = State::default();
+        let end = match find_block_end(src, search_from, true) {
+            Ok(end) => end,
+            Err(resume) if src.len() < TOO_LARGE_AFTER => {
+                self.state = State::Header {
+                    search_from: if src.is_empty() { 0 } else { resume },
+                };
+                return Step::NeedInput;
+            }
+            Err(resume) => {
+                // No end within reach of the limit: whatever ends this block, it is too long.
+                let dropped = src.len() - kept_while_discarding(src, resume);
                 src.advance(dropped);
-                self.state = State::DiscardingHeader { discarded: dropped };
+                self.state = State::DiscardingHeader {
+                    discarded: dropped,
+                    search_from: resume - dropped,
+                };
                 return Step::Continue;
             }
-            self.state = State::Header {
-                search_from: src.len().saturating_sub(KEPT_WHILE_DISCARDING),
-            };
-            return Step::NeedInput;
         };
-        self.state = State::default();
+        let terminator_at = match end {
+            BlockEnd::NextFrame(start) => {
+                src.advance(start);
+                let reason = if start > MAX_HEADER_BYTES {
+                    DecodeErrorReason::HeaderTooLarge
+                } else {
+                    DecodeErrorReason::Interrupted
+                };
+                return Step::Yield(invalid(start, reason));
+            }
+            BlockEnd::Terminator(at) => at,
+        };
+        let header_len = terminator_at + TERMINATOR.len();
         if header_len > MAX_HEADER_BYTES {
             src.advance(header_len);
             return Step::Yield(invalid(header_len, DecodeErrorReason::HeaderTooLarge));
         }
-        let parsed = parse_content_length(&src[..header_len - TERMINATOR.len()]);
-        src.advance(header_len);
-        let length = match parsed {
-            Ok(length) => length,
-            Err(reason) => return Step::Yield(invalid(header_len, reason)),
-        };
+        match parse_content_length(&src[..terminator_at]) {
+            Ok(length) => {
+                src.advance(header_len);
+                self.start_payload(src, header_len, length)
+            }
+            Err(bad) => {
+                let discarded = bad.resume_at.unwrap_or(header_len);
+                src.advance(discarded);
+                self.state = State::Header {
+                    search_from: terminator_at.saturating_sub(discarded),
+                };
+                Step::Yield(invalid(discarded, bad.reason))
+            }
+        }
+    }
+
+    fn start_payload(&mut self, src: &mut BytesMut, header_len: usize, length: u64) -> Step {
         match usize::try_from(length) {
             Ok(length) if length <= self.max_frame_bytes => {
-                src.reserve(length.saturating_sub(src.len()));
-                self.state = State::Payload { header_len, length };
+                src.reserve(length.min(RESERVED_AHEAD).saturating_sub(src.len()));
+                self.state = State::Payload {
+                    header_len,
+                    length,
+                    scanned: 0,
+                };
                 Step::Continue
             }
             _ => {
-                self.state = State::SkippingPayload { remaining: length };
+                self.state = State::SkippingPayload {
+                    remaining: length,
+                    kept: 0,
+                };
                 let frame_len = usize::try_from(length)
                     .unwrap_or(usize::MAX)
                     .saturating_add(header_len);
@@ -134,23 +200,46 @@ impl FrameCodec {
         }
     }
 
-    fn discard_header(&mut self, src: &mut BytesMut, discarded: usize) -> Step {
-        if let Some(end) = find_terminator(src, 0) {
-            src.advance(end);
-            self.state = State::default();
-            let total = discarded.saturating_add(end);
-            return Step::Yield(invalid(total, DecodeErrorReason::HeaderTooLarge));
-        }
-        let dropped = src.len().saturating_sub(KEPT_WHILE_DISCARDING);
-        src.advance(dropped);
-        self.state = State::DiscardingHeader {
-            discarded: discarded.saturating_add(dropped),
+    fn discard_header(&mut self, src: &mut BytesMut, discarded: usize, search_from: usize) -> Step {
+        let end = match find_block_end(src, search_from, false) {
+            Ok(BlockEnd::Terminator(at)) => at + TERMINATOR.len(),
+            Ok(BlockEnd::NextFrame(start)) => start,
+            Err(resume) => {
+                let dropped = src.len() - kept_while_discarding(src, resume);
+                src.advance(dropped);
+                self.state = State::DiscardingHeader {
+                    discarded: discarded.saturating_add(dropped),
+                    search_from: resume - dropped,
+                };
+                return Step::NeedInput;
+            }
         };
-        Step::NeedInput
+        src.advance(end);
+        self.state = State::default();
+        let total = discarded.saturating_add(end);
+        Step::Yield(invalid(total, DecodeErrorReason::HeaderTooLarge))
     }
 
-    fn read_payload(&mut self, src: &mut BytesMut, header_len: usize, length: usize) -> Step {
+    fn read_payload(
+        &mut self,
+        src: &mut BytesMut,
+        header_len: usize,
+        length: usize,
+        scanned: usize,
+    ) -> Step {
+        let available = src.len().min(length);
+        if let Some(start) = find_frame_header(src, scanned, available) {
+            src.advance(start);
+            self.state = State::default();
+            let discarded = header_len.saturating_add(start);
+            return Step::Yield(invalid(discarded, DecodeErrorReason::Interrupted));
+        }
         if src.len() < length {
+            self.state = State::Payload {
+                header_len,
+                length,
+                scanned: available,
+            };
             return Step::NeedInput;
         }
         let payload = src.split_to(length);
@@ -164,19 +253,29 @@ impl FrameCodec {
         }
     }
 
-    fn skip_payload(&mut self, src: &mut BytesMut, remaining: u64) -> Step {
-        let available = u64::try_from(src.len()).unwrap_or(u64::MAX);
-        let skipped = remaining.min(available);
-        // `skipped` is at most `src.len()`, so it fits in usize.
-        src.advance(usize::try_from(skipped).unwrap_or(src.len()));
-        let remaining = remaining - skipped;
-        if remaining == 0 {
-            self.state = State::default();
-            Step::Continue
-        } else {
-            self.state = State::SkippingPayload { remaining };
-            Step::NeedInput
+    fn skip_payload(&mut self, src: &mut BytesMut, remaining: u64, kept: usize) -> Step {
+        let fresh = src.len() - kept;
+        let taken = usize::try_from(remaining).map_or(fresh, |remaining| remaining.min(fresh));
+        let end = kept + taken;
+        self.state = State::default();
+        if let Some(start) = find_frame_header(src, kept, end) {
+            // The announced length was wrong: the sender's next frame starts here.
+            src.advance(start);
+            return Step::Continue;
         }
+        // `taken` is at most `remaining`, so this cannot underflow.
+        let remaining = remaining - taken as u64;
+        if remaining == 0 {
+            src.advance(end);
+            return Step::Continue;
+        }
+        let keep = end.min(PAYLOAD_LOOKBACK);
+        src.advance(end - keep);
+        self.state = State::SkippingPayload {
+            remaining,
+            kept: keep,
+        };
+        Step::NeedInput
     }
 }
 

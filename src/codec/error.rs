@@ -43,6 +43,12 @@ pub enum DecodeErrorReason {
     /// The payload is not valid UTF-8.
     #[error("payload is not valid UTF-8")]
     NotUtf8,
+    /// A new frame's `Content-Length:` began before this frame was complete: after other bytes on a
+    /// line of a header block that had no `\r\n\r\n` yet, or as a whole frame header
+    /// (`Content-Length: N\r`) inside the payload, whose `Content-Length` was then too long. Decoding
+    /// resumes at that `Content-Length:`.
+    #[error("a new frame's Content-Length began inside this frame")]
+    Interrupted,
     /// The input ended inside a header block or a payload.
     #[error("input ended inside a frame")]
     EofInsideFrame,

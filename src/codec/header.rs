@@ -1,66 +1,106 @@
 //! Parsing one header block into its payload length.
 
+use super::boundary::MARKER;
 use super::DecodeErrorReason;
-
-/// The bytes that end a header block.
-pub(super) const TERMINATOR: &[u8] = b"\r\n\r\n";
 
 /// Longest excerpt of offending input kept in an error, in bytes (before escaping).
 const EXCERPT_BYTES: usize = 64;
 
-/// Index just past the first `\r\n\r\n` in `buf` that starts at or after `from`.
-pub(super) fn find_terminator(buf: &[u8], from: usize) -> Option<usize> {
-    let tail = buf.get(from..)?;
-    tail.windows(TERMINATOR.len())
-        .position(|window| window == TERMINATOR)
-        .map(|start| from + start + TERMINATOR.len())
+/// Why a header block was refused, and where in it decoding can resume.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct BadBlock {
+    pub(super) reason: DecodeErrorReason,
+    /// Start of the first line after the offending one that begins with `Content-Length:`, if any:
+    /// the lines before it are garbage, not this frame's headers.
+    pub(super) resume_at: Option<usize>,
+}
+
+impl BadBlock {
+    fn whole(reason: DecodeErrorReason) -> Self {
+        Self {
+            reason,
+            resume_at: None,
+        }
+    }
 }
 
 /// The `Content-Length` of a header block given without its terminator.
-pub(super) fn parse_content_length(block: &[u8]) -> Result<u64, DecodeErrorReason> {
+pub(super) fn parse_content_length(block: &[u8]) -> Result<u64, BadBlock> {
     let mut content_length = None;
-    for line in split_lines(block) {
+    let mut lines = split_lines(block);
+    while let Some((_, line)) = lines.next() {
+        let bad_line = |reason| BadBlock {
+            reason,
+            resume_at: lines.clone().find_map(|(start, line)| {
+                let named = line.get(..MARKER.len())?.eq_ignore_ascii_case(MARKER);
+                named.then_some(start)
+            }),
+        };
         let Some(colon) = line.iter().position(|&byte| byte == b':') else {
-            return Err(DecodeErrorReason::MalformedHeaderLine(excerpt(line)));
+            return Err(bad_line(DecodeErrorReason::MalformedHeaderLine(excerpt(
+                line,
+            ))));
         };
         let (name, value) = (&line[..colon], &line[colon + 1..]);
         if name.is_empty() {
-            return Err(DecodeErrorReason::MalformedHeaderLine(excerpt(line)));
+            return Err(bad_line(DecodeErrorReason::MalformedHeaderLine(excerpt(
+                line,
+            ))));
         }
         if !name.eq_ignore_ascii_case(b"content-length") {
             continue;
         }
         let value = trim_blanks(value);
-        let length = parse_decimal(value)
-            .ok_or_else(|| DecodeErrorReason::InvalidContentLength(excerpt(value)))?;
+        let Some(length) = parse_decimal(value) else {
+            return Err(bad_line(DecodeErrorReason::InvalidContentLength(excerpt(
+                value,
+            ))));
+        };
         match content_length {
             Some(previous) if previous != length => {
-                return Err(DecodeErrorReason::ConflictingContentLength)
+                return Err(BadBlock::whole(DecodeErrorReason::ConflictingContentLength))
             }
             _ => content_length = Some(length),
         }
     }
-    content_length.ok_or(DecodeErrorReason::MissingContentLength)
+    content_length.ok_or(BadBlock::whole(DecodeErrorReason::MissingContentLength))
 }
 
-fn split_lines(block: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let mut rest = Some(block);
-    std::iter::from_fn(move || {
-        let current = rest?;
+/// Each line of `block` with the index it starts at; lines end with `\r\n`.
+fn split_lines(block: &[u8]) -> Lines<'_> {
+    Lines {
+        block,
+        next_start: Some(0),
+    }
+}
+
+#[derive(Clone)]
+struct Lines<'a> {
+    block: &'a [u8],
+    next_start: Option<usize>,
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = (usize, &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let start = self.next_start?;
+        let current = &self.block[start..];
         match current.windows(2).position(|pair| pair == b"\r\n") {
             Some(end) => {
-                rest = Some(&current[end + 2..]);
-                Some(&current[..end])
+                self.next_start = Some(start + end + 2);
+                Some((start, &current[..end]))
             }
             None => {
-                rest = None;
-                Some(current)
+                self.next_start = None;
+                Some((start, current))
             }
         }
-    })
+    }
 }
 
-fn trim_blanks(value: &[u8]) -> &[u8] {
+/// `value` without the spaces and tabs around it.
+pub(super) fn trim_blanks(value: &[u8]) -> &[u8] {
     let is_blank = |byte: &u8| *byte == b' ' || *byte == b'\t';
     let start = value
         .iter()
@@ -98,22 +138,19 @@ fn excerpt(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn finds_terminator_from_offset() {
-        assert_eq!(find_terminator(b"ab\r\n\r\ncd", 0), Some(6));
-        assert_eq!(find_terminator(b"ab\r\n\r\ncd", 2), Some(6));
-        assert_eq!(find_terminator(b"ab\r\n\r\ncd", 3), None);
-        assert_eq!(find_terminator(b"ab", 5), None);
+    /// The length, or just the reason it was refused.
+    fn length(block: &[u8]) -> Result<u64, DecodeErrorReason> {
+        parse_content_length(block).map_err(|bad| bad.reason)
     }
 
     #[test]
     fn parses_plain_and_padded_values() {
-        assert_eq!(parse_content_length(b"Content-Length: 12"), Ok(12));
-        assert_eq!(parse_content_length(b"content-LENGTH:\t 7 \t"), Ok(7));
-        assert_eq!(parse_content_length(b"Content-Length:0"), Ok(0));
-        assert_eq!(parse_content_length(b"Content-Length: 007"), Ok(7));
+        assert_eq!(length(b"Content-Length: 12"), Ok(12));
+        assert_eq!(length(b"content-LENGTH:\t 7 \t"), Ok(7));
+        assert_eq!(length(b"Content-Length:0"), Ok(0));
+        assert_eq!(length(b"Content-Length: 007"), Ok(7));
         assert_eq!(
-            parse_content_length(b"Content-Length: 18446744073709551615"),
+            length(b"Content-Length: 18446744073709551615"),
             Ok(u64::MAX)
         );
     }
@@ -121,7 +158,7 @@ mod tests {
     #[test]
     fn ignores_other_headers() {
         let block = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: 3";
-        assert_eq!(parse_content_length(block), Ok(3));
+        assert_eq!(length(block), Ok(3));
     }
 
     #[test]
@@ -140,7 +177,7 @@ mod tests {
             let block = format!("Content-Length: {value}");
             assert!(
                 matches!(
-                    parse_content_length(block.as_bytes()),
+                    length(block.as_bytes()),
                     Err(DecodeErrorReason::InvalidContentLength(_))
                 ),
                 "value {value:?} was accepted"
@@ -151,33 +188,44 @@ mod tests {
     #[test]
     fn rejects_lines_without_a_name() {
         assert_eq!(
-            parse_content_length(b"Content-Length: 1\r\nno colon here"),
+            length(b"Content-Length: 1\r\nno colon here"),
             Err(DecodeErrorReason::MalformedHeaderLine(
                 "no colon here".into()
             ))
         );
         assert_eq!(
-            parse_content_length(b": 1"),
+            length(b": 1"),
             Err(DecodeErrorReason::MalformedHeaderLine(": 1".into()))
         );
     }
 
     #[test]
     fn duplicates_must_agree() {
+        assert_eq!(length(b"Content-Length: 5\r\ncontent-length: 05"), Ok(5));
         assert_eq!(
-            parse_content_length(b"Content-Length: 5\r\ncontent-length: 05"),
-            Ok(5)
-        );
-        assert_eq!(
-            parse_content_length(b"Content-Length: 5\r\nContent-Length: 6"),
+            length(b"Content-Length: 5\r\nContent-Length: 6"),
             Err(DecodeErrorReason::ConflictingContentLength)
         );
     }
 
     #[test]
+    fn a_bad_line_resumes_at_the_next_content_length_line() {
+        let bad =
+            parse_content_length(b"garbage\r\nX: 1\r\ncontent-length: 5\r\nContent-Length: 5");
+        assert_eq!(bad.map_err(|bad| bad.resume_at), Err(Some(15)));
+        let bad = parse_content_length(b"Content-Length: x\r\nContent-Length: 5");
+        assert_eq!(bad.map_err(|bad| bad.resume_at), Err(Some(19)));
+        let bad = parse_content_length(b"Content-Length: 5\r\nno colon");
+        assert_eq!(bad.map_err(|bad| bad.resume_at), Err(None));
+        let conflict =
+            parse_content_length(b"Content-Length: 5\r\nContent-Length: 6\r\nContent-Length: 6");
+        assert_eq!(conflict.map_err(|bad| bad.resume_at), Err(None));
+    }
+
+    #[test]
     fn missing_length_is_reported() {
         assert_eq!(
-            parse_content_length(b"Content-Type: text/plain"),
+            length(b"Content-Type: text/plain"),
             Err(DecodeErrorReason::MissingContentLength)
         );
     }

@@ -17,17 +17,47 @@
 //! the first `Err`, and a server must keep reading after bad input. Each [`DecodeError`] says how many
 //! bytes it made the decoder drop and why; the runtime logs it to stderr (the codec itself logs nothing).
 //!
+//! After bad input, decoding resumes at the next *plausible frame boundary*: a `Content-Length:` (name
+//! matched ASCII-case-insensitively). A corrupted frame so costs at most itself and the frame right after
+//! it. Where such a `Content-Length:` counts as a boundary:
+//!
+//! - **Glued to other bytes.** A `Content-Length:` preceded on its line by anything (anything but the
+//!   `\r\n` that ends a previous header line) always starts a new frame, wherever it appears while a
+//!   header block is read or dropped: the bytes before it are reported as
+//!   [`Interrupted`](DecodeErrorReason::Interrupted) (or [`HeaderTooLarge`](DecodeErrorReason::HeaderTooLarge)
+//!   if there are more than [`MAX_HEADER_BYTES`] of them). This is what a `Content-Length` that was too
+//!   short leaves behind: the tail of its payload, then the next frame's header with no line break between.
+//! - **At the start of a line after a bad line.** When a line of a header block is malformed (no `:`,
+//!   nothing before it, or a `Content-Length` value that is not a number), the block is dropped up to the
+//!   next of its lines that starts with `Content-Length:`, and decoding resumes there. A block without
+//!   such a line, or whose `Content-Length` headers conflict, is dropped whole, `\r\n\r\n` included.
+//!   A `Content-Length:` at a line start before any bad line is one of the block's own headers.
+//! - **Inside a payload**, only a whole frame header counts: `Content-Length:`, optional blanks, digits,
+//!   optional blanks, then `\r`, all within the announced length. No JSON text contains one (outside a
+//!   string those letters are not a token; inside one the `\r` would be a raw control character), so a
+//!   payload holding one was never a valid message: its `Content-Length` was too long. The payload is
+//!   cut there ([`Interrupted`](DecodeErrorReason::Interrupted), header block + the bytes before the cut)
+//!   and decoding resumes at that header, as soon as it arrives, without waiting for the announced length.
+//!   A payload being skipped because it is too large is cut the same way, silently (it was reported).
+//!
 //! | input | item | `discarded` | decoding resumes |
 //! | --- | --- | --- | --- |
-//! | malformed header block | [`DecodeErrorReason::MissingContentLength`], [`InvalidContentLength`](DecodeErrorReason::InvalidContentLength), [`MalformedHeaderLine`](DecodeErrorReason::MalformedHeaderLine), [`ConflictingContentLength`](DecodeErrorReason::ConflictingContentLength) | the block, `\r\n\r\n` included | after the block |
-//! | header block longer than [`MAX_HEADER_BYTES`] (terminator included) | [`HeaderTooLarge`](DecodeErrorReason::HeaderTooLarge), yielded once its terminator arrives (or at EOF) | the whole block | after the block |
-//! | `Content-Length` above the maximum frame size | [`FrameTooLarge`](DecodeErrorReason::FrameTooLarge), yielded as soon as the header is parsed | header block + `Content-Length` | after the payload, which is skipped as it streams in |
+//! | malformed header block | [`DecodeErrorReason::MissingContentLength`], [`InvalidContentLength`](DecodeErrorReason::InvalidContentLength), [`MalformedHeaderLine`](DecodeErrorReason::MalformedHeaderLine), [`ConflictingContentLength`](DecodeErrorReason::ConflictingContentLength) | up to where decoding resumes | at the next `Content-Length:` line after the bad line, else after the block |
+//! | bytes before a glued `Content-Length:` | [`Interrupted`](DecodeErrorReason::Interrupted) | those bytes | at the `Content-Length:` |
+//! | header block longer than [`MAX_HEADER_BYTES`] (terminator included) | [`HeaderTooLarge`](DecodeErrorReason::HeaderTooLarge), yielded once its end arrives (or at EOF) | the whole block | after the block, or at a glued `Content-Length:` |
+//! | payload containing a frame header | [`Interrupted`](DecodeErrorReason::Interrupted) | header block + payload bytes before that header | at that header |
+//! | `Content-Length` above the maximum frame size | [`FrameTooLarge`](DecodeErrorReason::FrameTooLarge), yielded as soon as the header is parsed | header block + `Content-Length` (as announced) | after the payload, which is skipped as it streams in, or at a frame header inside it |
 //! | payload that is not UTF-8 | [`NotUtf8`](DecodeErrorReason::NotUtf8) | header block + payload | after the payload |
 //! | EOF inside a header block or payload | [`EofInsideFrame`](DecodeErrorReason::EofInsideFrame) | the partial frame | (end of stream) |
 //!
-//! Memory stays bounded: an oversized header block is dropped as it arrives (only the last three bytes are
-//! kept, to spot a terminator split across reads), and an oversized payload is never buffered. Buffer space
-//! for a payload is reserved only once its length is known to be within the limit.
+//! A `Content-Length` that is too short is not visible to the codec: it yields the truncated payload as
+//! text (the JSON layer answers it `-32700`) and the tail is then dropped as glued bytes.
+//!
+//! Memory stays bounded: an oversized header block is dropped as it arrives (at most
+//! [`MAX_HEADER_BYTES`] + 15 bytes are buffered before that, and a few bytes after, to spot a terminator
+//! or a `Content-Length:` split across reads), and an oversized payload is never buffered (47 bytes of it
+//! are kept, to spot a frame header split across reads). Buffer space for a payload is reserved once its
+//! length is known to be within the limit, and then at most 1 MiB ahead of the bytes that have arrived.
 //!
 //! Bytes that are spaces, tabs, CRs or LFs *between* frames (before a header block starts) are skipped
 //! silently, wherever they appear, so a client that ends each frame with a newline is served normally and
@@ -38,6 +68,7 @@
 //! into reads. EOF while an oversized payload is being skipped yields nothing more: that frame was already
 //! reported.
 
+mod boundary;
 mod decode;
 mod encode;
 mod error;

@@ -1,0 +1,52 @@
+//! Replays the checked-in fuzz corpora (`fuzz/corpus/<target>/`) through the same checks the fuzz
+//! targets run, so CI exercises every input the fuzzers kept, crashes that were fixed included.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+/// The checks name the codec `crate::codec`: here it is the `wsp` crate's.
+mod codec {
+    pub use wsp::codec::*;
+}
+
+#[path = "../fuzz/src/codec_checks.rs"]
+mod codec_checks;
+#[path = "../fuzz/src/message_checks.rs"]
+mod message_checks;
+#[path = "../fuzz/src/params_checks.rs"]
+mod params_checks;
+
+/// Runs `check` on every file of the target's corpus; fails naming each input that panics.
+fn replay(target: &str, check: fn(&[u8])) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/corpus")
+        .join(target);
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let mut inputs = 0;
+    let mut failed = Vec::new();
+    for entry in entries {
+        let path = entry.expect("a readable corpus directory").path();
+        let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        inputs += 1;
+        if catch_unwind(AssertUnwindSafe(|| check(&data))).is_err() {
+            failed.push(path.display().to_string());
+        }
+    }
+    assert!(inputs >= 10, "only {inputs} inputs in {}", dir.display());
+    assert!(failed.is_empty(), "inputs that fail the check: {failed:#?}");
+}
+
+#[test]
+fn codec_corpus_passes_the_codec_checks() {
+    replay("codec", codec_checks::check);
+}
+
+#[test]
+fn messages_corpus_passes_the_message_checks() {
+    replay("messages", message_checks::check);
+}
+
+#[test]
+fn params_corpus_passes_the_params_checks() {
+    replay("params", params_checks::check);
+}
