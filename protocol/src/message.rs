@@ -137,11 +137,16 @@ where
 }
 
 impl Envelope<'_> {
-    /// The same decisions, in the same order, as [`classify`].
+    /// The same decisions, in the same order, as [`classify_raw`].
     fn classify(self) -> Incoming {
         let id = match read_id(self.id) {
             Ok(id) => id,
-            Err(invalid) => return invalid,
+            Err(reason) => {
+                return Incoming::Invalid {
+                    id: Id::Null,
+                    reason: reason.into(),
+                }
+            }
         };
         let invalid = |reason: &str| Incoming::Invalid {
             id: id.clone().unwrap_or(Id::Null),
@@ -167,17 +172,12 @@ impl Envelope<'_> {
     }
 }
 
-/// The id member, if present: `Err` is the answer to a message whose `id` can't be an id.
-fn read_id(id: Option<&RawValue>) -> Result<Option<Id>, Incoming> {
-    match id {
-        None => Ok(None),
-        Some(raw) => Id::from_raw(raw)
-            .map(Some)
-            .ok_or_else(|| Incoming::Invalid {
-                id: Id::Null,
-                reason: "`id` must be a string, a number or null".into(),
-            }),
-    }
+/// Why a message whose `id` member can't be an id is invalid (its answer has a null id).
+const NOT_AN_ID: &str = "`id` must be a string, a number or null";
+
+/// The id member, if present; `Err` when it can't be an id.
+fn read_id(id: Option<&RawValue>) -> Result<Option<Id>, &'static str> {
+    id.map(|raw| Id::from_raw(raw).ok_or(NOT_AN_ID)).transpose()
 }
 
 /// Classifies one payload member by member: the reference for [`parse_payload`], which takes
@@ -214,7 +214,12 @@ fn classify_raw(message: &RawValue) -> Incoming {
     };
     let id = match read_id(members.id) {
         Ok(id) => id,
-        Err(invalid) => return invalid,
+        Err(reason) => {
+            return Incoming::Invalid {
+                id: Id::Null,
+                reason: reason.into(),
+            }
+        }
     };
     let invalid = |reason: &str| Incoming::Invalid {
         id: id.clone().unwrap_or(Id::Null),
