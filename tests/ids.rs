@@ -7,7 +7,7 @@ use std::path::Path;
 
 use futures::StreamExt;
 use serde_json::{json, Value};
-use support::{frame, Server, PATIENCE};
+use support::{error_code, frame, Server, PATIENCE};
 use wsp::codec::Frame;
 
 /// Number ids a `serde_json::Value` would change (or refuse), each with its exact text.
@@ -174,4 +174,39 @@ async fn a_cancel_request_naming_a_big_number_id_cancels_that_request() {
         .call(3, "environment/delete", json!({"id": environment}))
         .await;
     assert_eq!(deleted["result"]["id"], environment, "{deleted}");
+}
+
+#[tokio::test]
+async fn delete_takes_an_id_of_any_length_get_takes_up_to_128() {
+    let mut server = Server::start(&[]);
+    server.initialize().await;
+    let long = "e".repeat(129);
+    let deleted = server
+        .call(1, "environment/delete", json!({"id": long}))
+        .await;
+    assert_eq!(error_code(&deleted), -31001, "{deleted}");
+    assert_eq!(deleted["error"]["data"], json!({"id": long}));
+    let deleted = server
+        .call(2, "environment/delete", json!({"id": ""}))
+        .await;
+    assert_eq!(error_code(&deleted), -31001, "{deleted}");
+    assert_eq!(deleted["error"]["data"], json!({"id": ""}));
+
+    let got = server.call(3, "environment/get", json!({"id": long})).await;
+    assert_eq!(error_code(&got), -32602, "{got}");
+    let got = server
+        .call(4, "environment/get", json!({"id": "e".repeat(128)}))
+        .await;
+    assert_eq!(error_code(&got), -31001, "{got}");
+
+    for params in [
+        json!({}),
+        json!({"id": 5}),
+        json!({"id": null}),
+        json!(["x"]),
+    ] {
+        let deleted = server.call(5, "environment/delete", params.clone()).await;
+        assert_eq!(error_code(&deleted), -32602, "{params}: {deleted}");
+    }
+    assert_eq!(server.finish().await.0, 0);
 }

@@ -79,7 +79,7 @@ impl Params for CreateParams {
     }
 }
 
-/// `environment/get` and `environment/delete` params.
+/// `environment/get` params: an id of 1–[`MAX_ID_LENGTH`] characters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdParams {
     /// The environment's id.
@@ -94,6 +94,22 @@ impl Params for IdParams {
         let mut reader = ParamReader::new(params, false);
         let id = reader.string("id", 1, Some(MAX_ID_LENGTH));
         reader.finish(|| Some(IdParams { id: id? }))
+    }
+}
+
+/// `environment/delete` params: an id that is any string (the methods document gives delete no
+/// length rule), so an id that names nothing, whatever its length, is `-31001`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeleteParams {
+    /// The environment's id.
+    pub id: String,
+}
+
+impl Params for DeleteParams {
+    fn from_params(params: Option<&Value>) -> Result<Self, Vec<Violation>> {
+        let mut reader = ParamReader::new(params, false);
+        let id = reader.string("id", 0, None);
+        reader.finish(|| Some(DeleteParams { id: id? }))
     }
 }
 

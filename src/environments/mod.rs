@@ -97,7 +97,9 @@ impl Environments {
             )
             .route(
                 methods::DELETE,
-                tower::service_fn(move |params| delete.clone().delete(params)),
+                tower::service_fn(move |wsp_protocol::params::DeleteParams { id }| {
+                    delete.clone().delete(wsp_protocol::IdParams { id })
+                }),
             )
             .route_raw(
                 methods::EXECUTE,
