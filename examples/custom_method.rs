@@ -36,15 +36,15 @@ wsp_protocol::method! {
     Shout = "shout", ShoutParams { text: String = string(1, Some(1000)) } => Shouted
 }
 #[derive(Serialize, JsonSchema)]
-struct Shouted {
-    text: String,
+pub struct Shouted {
+    pub text: String,
 }
 
 #[tokio::main]
 async fn main() {
     wsp::logging::init(wsp::LogFormat::Text);
-    let shout = wsp_middleware::handler_fn(|params: ShoutParams| async move {
-        Ok(Shouted {
+    let shout = tower::service_fn(|params: ShoutParams| async move {
+        Ok::<_, wsp_protocol::ErrorObjectOwned>(Shouted {
             text: format!("{}!", params.text.to_uppercase()),
         })
     });

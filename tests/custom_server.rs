@@ -12,7 +12,7 @@ use wsp::ServerBuilder;
 use wsp_protocol::validation::{from_serde, Params, Violation};
 use wsp_protocol::ErrorObjectOwned;
 
-#[derive(Debug, serde::Deserialize, Serialize)]
+#[derive(Debug, serde::Deserialize, Serialize, schemars::JsonSchema)]
 struct EchoParams {
     text: String,
 }

@@ -38,7 +38,10 @@ pub fn check(data: &[u8]) {
         // classified from its raw members (an id keeps its text, params it can't hold are
         // -32600), which a `Value` can't check here.
         (payload, Err(e)) if e.to_string().starts_with("number out of range") => {
-            assert!(!matches!(payload, Payload::NotJson(_)), "valid JSON answered -32700");
+            assert!(
+                !matches!(payload, Payload::NotJson(_)),
+                "valid JSON answered -32700"
+            );
         }
         (payload, parsed) => panic!("{payload:?} from {parsed:?}"),
     }

@@ -10,8 +10,15 @@ fn leaf() -> impl Strategy<Value = Value> {
     prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::from),
-        prop_oneof![Just(0i64), Just(1), Just(-1), Just(500), Just(86_400_001), any::<i64>()]
-            .prop_map(Value::from),
+        prop_oneof![
+            Just(0i64),
+            Just(1),
+            Just(-1),
+            Just(500),
+            Just(86_400_001),
+            any::<i64>()
+        ]
+        .prop_map(Value::from),
         prop_oneof![Just(2.0f64), Just(1.5), Just(1e20), Just(-0.5)].prop_map(Value::from),
         prop_oneof![
             Just(String::new()),
@@ -127,5 +134,7 @@ fn a_valid_execute_request_is_valid_for_both() {
     });
     assert!(ExecuteParams::from_params(Some(&input)).is_ok());
     let schema = ExecuteParams::schema();
-    assert!(jsonschema::validator_for(&schema).expect("compiles").is_valid(&input));
+    assert!(jsonschema::validator_for(&schema)
+        .expect("compiles")
+        .is_valid(&input));
 }
