@@ -33,10 +33,12 @@ pub fn venv_options(config: &ServeConfig, store: &Store) -> wsp_backend_venv::Ve
 pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, StartError> {
     let name = config.backend.name();
     let inventory = inventory(config, &store);
-    Ok(match config.backend {
+    let environments = match config.backend {
         BackendKind::Venv => {
+            let installer = wsp_backend::install::Installer::detect(config.uv.clone());
             let backend =
-                wsp_backend_venv::VenvBackend::new(inventory, venv_options(config, &store));
+                wsp_backend_venv::VenvBackend::new(inventory, venv_options(config, &store))
+                    .with_installer(installer);
             Environments::new(store, name, backend)
         }
         BackendKind::Uv => {
@@ -51,5 +53,6 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
             }
             Environments::new(store, name, wsp_backend_conda::CondaBackend::new(conda))
         }
-    })
+    };
+    Ok(environments.with_install_defaults(config.install_source.clone()))
 }
