@@ -33,12 +33,17 @@ pub fn venv_options(config: &ServeConfig, store: &Store) -> wsp_backend_venv::Ve
 pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, StartError> {
     let name = config.backend.name();
     let inventory = inventory(config, &store);
-    let environments = match config.backend {
+    wsp_backend::execute::set_sandbox_by_default(config.sandbox);
+    if config.sandbox {
+        // Probed here, once, so that the warning comes at startup.
+        if let Err(reason) = wsp_backend::execute::sandbox_availability() {
+            tracing::warn!(%reason, "--sandbox: the sandbox is unavailable, so every execute that does not say \"sandbox\": false is refused");
+        }
+    }
+    Ok(match config.backend {
         BackendKind::Venv => {
-            let installer = wsp_backend::install::Installer::detect(config.uv.clone());
             let backend =
-                wsp_backend_venv::VenvBackend::new(inventory, venv_options(config, &store))
-                    .with_installer(installer);
+                wsp_backend_venv::VenvBackend::new(inventory, venv_options(config, &store));
             Environments::new(store, name, backend)
         }
         BackendKind::Uv => {
@@ -53,6 +58,5 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
             }
             Environments::new(store, name, wsp_backend_conda::CondaBackend::new(conda))
         }
-    };
-    Ok(environments.with_install_defaults(config.install_source.clone()))
+    })
 }

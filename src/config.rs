@@ -63,9 +63,8 @@ pub struct ServeConfig {
     pub stdlib_venv: bool,
     /// Seed pip into new venvs (from a cache, not ensurepip each time).
     pub seed_pip: bool,
-    /// Where every install looks for packages unless its request says otherwise
-    /// (`--find-links`, `--index-url`, `--no-index`).
-    pub install_source: wsp_backend::install::InstallSource,
+    /// Sandbox `environment/execute` unless a request says `"sandbox": false`.
+    pub sandbox: bool,
 }
 
 impl Default for ServeConfig {
@@ -83,7 +82,7 @@ impl Default for ServeConfig {
             uv: None,
             stdlib_venv: false,
             seed_pip: false,
-            install_source: wsp_backend::install::InstallSource::default(),
+            sandbox: false,
         }
     }
 }

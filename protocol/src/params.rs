@@ -4,8 +4,6 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-pub use crate::packages::{InstallParams, PackageSource, UninstallParams};
-use crate::progress::ProgressToken;
 use crate::python_version::VersionRequest;
 use crate::validation::{ParamReader, Params, Violation};
 
@@ -51,13 +49,6 @@ pub struct CreateParams {
     pub python_version: String,
     /// The same, parsed.
     pub version_request: VersionRequest,
-    /// Packages to install before the environment is committed (empty: none), as
-    /// `environment/install` takes them.
-    pub packages: Vec<String>,
-    /// Where to look for them.
-    pub source: PackageSource,
-    /// The token `$/progress` notifications name.
-    pub work_done_token: Option<ProgressToken>,
 }
 
 impl Params for CreateParams {
@@ -78,17 +69,11 @@ impl Params for CreateParams {
                 None
             }
         });
-        let packages = crate::packages::read_packages(&mut reader, false).unwrap_or_default();
-        let source = PackageSource::read(&mut reader);
-        let work_done_token = crate::packages::read_work_done_token(&mut reader);
         reader.finish(|| {
             Some(CreateParams {
                 name: name?,
                 python_version: python_version?,
                 version_request: version_request?,
-                packages,
-                source,
-                work_done_token,
             })
         })
     }
@@ -152,6 +137,9 @@ pub struct ExecuteParams {
     pub stream: bool,
     /// Resource limits for the child.
     pub limits: ExecuteLimits,
+    /// Whether the command runs sandboxed; `None`: the server's default (false, or true under
+    /// `wsp serve --sandbox`). An explicit `false` runs it unsandboxed under either.
+    pub sandbox: Option<bool>,
 }
 
 /// `environment/execute`'s `limits`: each one, when set, is at least 1 and becomes the
@@ -250,6 +238,7 @@ impl Params for ExecuteParams {
         let max_output_bytes = reader.optional_integer("max_output_bytes", 1, u64::MAX);
         let stream = reader.optional_bool("stream").unwrap_or(false);
         let limits = ExecuteLimits::read(&mut reader);
+        let sandbox = reader.optional_bool("sandbox");
         reader.finish(|| {
             Some(ExecuteParams {
                 id: id?,
@@ -261,6 +250,7 @@ impl Params for ExecuteParams {
                 max_output_bytes,
                 stream,
                 limits,
+                sandbox,
             })
         })
     }

@@ -48,16 +48,10 @@ pub struct ServeArgs {
     /// Seed pip into new venvs.
     #[arg(long)]
     pub seed_pip: bool,
-    /// A directory or URL every install looks in for packages, before the request's own;
-    /// repeatable (a relative path is taken from the current directory).
-    #[arg(long, value_name = "DIR|URL", value_parser = parse_location)]
-    pub find_links: Vec<String>,
-    /// The package index every install uses unless its request names one.
-    #[arg(long, value_name = "URL")]
-    pub index_url: Option<String>,
-    /// Installs use no package index (only find-links) unless their request says otherwise.
+    /// Sandbox every `environment/execute` that does not say `"sandbox": false` (the command
+    /// writes only in its environment and a private TMPDIR, and has no network).
     #[arg(long)]
-    pub no_index: bool,
+    pub sandbox: bool,
 }
 
 impl ServeArgs {
@@ -94,11 +88,7 @@ impl ServeArgs {
         config.max_output_bytes = self.max_output_bytes;
         config.stdlib_venv = self.stdlib_venv;
         config.seed_pip = self.seed_pip;
-        config.install_source = wsp_backend::install::InstallSource {
-            find_links: self.find_links,
-            index_url: self.index_url,
-            no_index: self.no_index,
-        };
+        config.sandbox = self.sandbox;
         config
     }
 }
@@ -140,19 +130,6 @@ impl From<LogFormatArg> for LogFormat {
             LogFormatArg::Json => LogFormat::Json,
         }
     }
-}
-
-/// A `--find-links` value: a URL (`scheme://...`) as it is, a path made absolute.
-pub fn parse_location(text: &str) -> Result<String, String> {
-    if text.is_empty() {
-        return Err("an empty location".to_owned());
-    }
-    if text.contains("://") {
-        return Ok(text.to_owned());
-    }
-    std::path::absolute(text)
-        .map(|path| path.display().to_string())
-        .map_err(|e| format!("`{text}`: {e}"))
 }
 
 /// Parses `5s`, `500ms`, `1.5s` or a plain number of seconds (`5`, `0.25`).

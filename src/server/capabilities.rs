@@ -18,9 +18,6 @@ pub struct ServerFacts {
     pub session_durability: String,
     /// The environment backend's name.
     pub backend: String,
-    /// The extensions beyond WSP 0.1.0 the server supports (`initialize` lists them sorted,
-    /// each once).
-    pub features: Vec<String>,
 }
 
 impl Default for ServerFacts {
@@ -31,7 +28,6 @@ impl Default for ServerFacts {
             wsp_home: String::new(),
             session_durability: "ephemeral".to_owned(),
             backend: "none".to_owned(),
-            features: Vec::new(),
         }
     }
 }
@@ -51,6 +47,7 @@ pub(crate) fn bind_lifecycle_methods(
         .clone()
         .route(methods::INITIALIZE, tower::service_fn(placeholder))
         .route(methods::SHUTDOWN, tower::service_fn(shutdown));
+    let sandbox = wsp_backend::execute::sandbox_availability();
     let capabilities = Capabilities {
         methods: listed.methods(),
         protocol_version: PROTOCOL_VERSION.to_owned(),
@@ -62,14 +59,18 @@ pub(crate) fn bind_lifecycle_methods(
         platform_os: std::env::consts::OS.to_owned(),
         wsp_home: facts.wsp_home.clone(),
         session_durability: facts.session_durability.clone(),
-        sandbox_availability: "unavailable".to_owned(),
-        sandbox_unavailable_reason: Some("wsp does not sandbox commands yet".to_owned()),
+        // Probed once per process: whether the shared runner can enforce `sandbox: true` here.
+        sandbox_availability: match sandbox {
+            Ok(()) => "available",
+            Err(_) => "unavailable",
+        }
+        .to_owned(),
+        sandbox_unavailable_reason: sandbox.err().map(str::to_owned),
         schema: SchemaInfo {
             version: PROTOCOL_VERSION.to_owned(),
             fingerprint: listed.fingerprint(),
         },
         backend: facts.backend.clone(),
-        features: sorted_once(&facts.features),
     };
     let answer = capabilities.clone();
     let initialize = move |_: InitializeParams| {
@@ -80,12 +81,4 @@ pub(crate) fn bind_lifecycle_methods(
         .route(methods::INITIALIZE, tower::service_fn(initialize))
         .route(methods::SHUTDOWN, tower::service_fn(shutdown));
     (router, capabilities)
-}
-
-/// `items` sorted ascending, each once.
-fn sorted_once(items: &[String]) -> Vec<String> {
-    let mut items = items.to_vec();
-    items.sort();
-    items.dedup();
-    items
 }

@@ -108,10 +108,6 @@ impl CondaBackend {
             BackendRequest::Remove(request) => {
                 remove(&request).await.map(|()| BackendResponse::Removed)
             }
-            BackendRequest::Install(_) | BackendRequest::Uninstall(_) => Err(BackendError::failed(
-                wsp_backend::install::INSTALL_FAILED,
-                "the conda backend does not install packages yet",
-            )),
         }
     }
 }

@@ -5,7 +5,6 @@
 pub mod backend;
 pub mod common;
 pub mod execute;
-pub mod install;
 pub mod interpreters;
 pub mod packages;
 pub mod store;
@@ -14,4 +13,3 @@ pub use backend::{
     boxed, BackendError, BackendRequest, BackendResponse, BoxBackend, DescribeRequest, Description,
     ProvisionRequest, Provisioned, RemoveRequest, RunRequest,
 };
-pub use install::{InstallRequest, UninstallRequest};

@@ -9,7 +9,6 @@
 
 mod activate;
 mod error;
-mod install;
 mod layout;
 mod native;
 mod process;

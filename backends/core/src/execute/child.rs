@@ -1,5 +1,6 @@
-//! What the child does between fork and exec: join its containment, enter its working
-//! directory, take its resource limits.
+//! What the child does between fork and exec: join its containment, enter its sandbox's
+//! namespaces, its working directory, take its resource limits, and restrict itself to its
+//! sandbox's rules last (nothing after that needs a right the rules may not grant).
 
 use std::io;
 use std::os::fd::RawFd;
@@ -7,9 +8,10 @@ use std::os::fd::RawFd;
 use rustix::process::{Resource, Rlimit};
 
 use super::contain::NamespacePlan;
+use super::sandbox::ChildSandbox;
 
 /// Everything the child needs, prepared before the fork so that nothing is allocated after it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub(super) struct ChildSetup {
     /// `cgroup.procs` of the command's cgroup.
     pub(super) cgroup_procs: Option<RawFd>,
@@ -19,6 +21,9 @@ pub(super) struct ChildSetup {
     pub(super) cwd: Option<RawFd>,
     /// Resource limits, soft and hard alike.
     pub(super) limits: Vec<(Resource, u64)>,
+    /// The sandbox: its user and network namespaces are entered before the PID namespace
+    /// (which then nests inside them), its rules enforced after everything else.
+    pub(super) sandbox: Option<ChildSandbox>,
 }
 
 impl ChildSetup {
@@ -27,12 +32,15 @@ impl ChildSetup {
     /// # Safety
     /// Call only between fork and exec (as a `pre_exec` hook): every step is a plain system
     /// call, or a fork that only the exec'ing process returns from.
-    pub(super) unsafe fn apply(&self) -> io::Result<()> {
+    pub(super) unsafe fn apply(&mut self) -> io::Result<()> {
         if let Some(procs) = self.cgroup_procs {
             // Writing 0 moves the writer itself, before it can start anything.
             if libc::write(procs, b"0".as_ptr().cast(), 1) != 1 {
                 return Err(io::Error::last_os_error());
             }
+        }
+        if let Some(sandbox) = &self.sandbox {
+            sandbox.enter_namespaces()?;
         }
         if let Some(namespace) = &self.namespace {
             namespace.enter()?;
@@ -48,6 +56,9 @@ impl ChildSetup {
                     maximum: Some(value),
                 },
             )?;
+        }
+        if let Some(sandbox) = &mut self.sandbox {
+            sandbox.restrict()?;
         }
         Ok(())
     }

@@ -18,6 +18,10 @@
 //! - resource limits become the child's soft and hard rlimits (`RLIMIT_AS`, `RLIMIT_CPU`,
 //!   `RLIMIT_NPROC`, `RLIMIT_NOFILE`), set between fork and exec. `RLIMIT_NPROC` counts every
 //!   process of the user and does not bind root.
+//! - a [`SandboxPolicy`] confines the command (module [`sandbox`]): it writes only in the
+//!   environment's root and a private `TMPDIR`, reads everything but the hidden trees, and has
+//!   no network; where that cannot be enforced the run fails with [`SANDBOX_UNAVAILABLE`]
+//!   before anything starts.
 //!
 //! # Nothing a command starts outlives it
 //! Each command runs in a containment of its own (see [`ContainmentMode`]): a cgroup v2 where
@@ -44,6 +48,7 @@ mod contain;
 mod lookup;
 mod options;
 mod request;
+pub mod sandbox;
 mod stack;
 mod utf8;
 
@@ -67,6 +72,10 @@ pub use options::{
     DEFAULT_MAX_OUTPUT_BYTES,
 };
 pub use request::{resolve_cwd, WorkingDir};
+pub use sandbox::{
+    sandbox_availability, sandbox_by_default, set_sandbox_by_default, SandboxPolicy,
+    SANDBOX_UNAVAILABLE, TEST_UNAVAILABLE_VAR,
+};
 pub use stack::{
     current_stack, parse_stack, stack_value, ENVIRONMENT_ID_VAR, ENVIRONMENT_STACK_VAR,
 };
@@ -126,17 +135,22 @@ pub async fn run_with_stack(
             .map_err(|detail| BackendError::failed(SPAWN_FAILED, detail))?;
 
     let mode = options.containment.unwrap_or_else(containment_mode);
+    let mut sandbox = match &options.sandbox {
+        Some(policy) => Some(sandbox::Prepared::prepare(policy, mode)?),
+        None => None,
+    };
     let mut containment = contain::Containment::prepare(mode).map_err(|error| {
         BackendError::failed(
             SPAWN_FAILED,
             format!("cannot start `{program}`: cannot contain it: {error}"),
         )
     })?;
-    let setup = child::ChildSetup {
+    let mut setup = child::ChildSetup {
         cgroup_procs: containment.cgroup_procs(),
         namespace: containment.namespace().cloned(),
         cwd: Some(spec.cwd.as_fd().as_raw_fd()),
         limits: options.rlimits(),
+        sandbox: sandbox.as_mut().and_then(sandbox::Prepared::take_child),
     };
 
     let mut command = tokio::process::Command::new(&executable);
@@ -162,6 +176,9 @@ pub async fn run_with_stack(
         ENVIRONMENT_STACK_VAR,
         stack_value(inherited_stack, spec.environment_id),
     );
+    if let Some(sandbox) = &sandbox {
+        command.env("TMPDIR", sandbox.tmpdir());
+    }
     // SAFETY: the setup makes only async-signal-safe system calls (see `ChildSetup::apply`).
     unsafe {
         command.pre_exec(move || setup.apply());
@@ -169,6 +186,9 @@ pub async fn run_with_stack(
 
     let started = Instant::now();
     let mut child = command.spawn().map_err(|error| {
+        if let Some(failure) = sandbox.as_ref().and_then(sandbox::Prepared::failure) {
+            return BackendError::failed(SANDBOX_UNAVAILABLE, failure);
+        }
         BackendError::failed(
             SPAWN_FAILED,
             format!(
@@ -206,6 +226,9 @@ pub async fn run_with_stack(
             },
         };
         containment.finish().await;
+        if let Some(sandbox) = sandbox {
+            sandbox.finish().await;
+        }
         // The receivers live as long as this join, so a send error cannot happen here.
         let _ = exited_tx.send(true);
         (status, timed_out)

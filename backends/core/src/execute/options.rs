@@ -1,5 +1,5 @@
 //! How a command runs beyond what it is: stdin, a timeout, output limits and streaming,
-//! resource limits, containment.
+//! resource limits, containment, a sandbox.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use wsp_protocol::params::ExecuteLimits;
 use wsp_protocol::results::OutputStream;
 
-use super::ContainmentMode;
+use super::{ContainmentMode, SandboxPolicy};
 
 /// The default most bytes kept of each output stream: 16 MiB.
 pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 16 * 1024 * 1024;
@@ -58,6 +58,8 @@ pub struct RunOptions {
     /// The containment to use; `None` is [`super::containment_mode`], the best this process
     /// has.
     pub containment: Option<ContainmentMode>,
+    /// Runs the command in a sandbox (see [`super::sandbox`]); `None`: unconfined.
+    pub sandbox: Option<SandboxPolicy>,
 }
 
 impl RunOptions {

@@ -1,0 +1,163 @@
+//! What a sandboxed child does between fork and exec: enter a user and a network namespace,
+//! and, last, restrict itself with the ruleset the parent built.
+//!
+//! Everything here runs in a copy of a multithreaded process: plain system calls only, no
+//! allocation. A step that fails reports itself through a close-on-exec pipe before the
+//! spawn fails, so that the parent can answer `sandbox-unavailable` with the reason.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use landlock::{RestrictSelfError, RulesetCreated, RulesetError, RulesetStatus};
+
+/// The step of the child's sandboxing that failed, as reported through the pipe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+enum Step {
+    Namespaces = 1,
+    Restrict = 2,
+    NotEnforced = 3,
+}
+
+/// The child's half of a sandbox, prepared before the fork.
+#[derive(Debug)]
+pub(in crate::execute) struct ChildSandbox {
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+    ruleset: Option<RulesetCreated>,
+    report: OwnedFd,
+}
+
+impl ChildSandbox {
+    /// A child that maps this process's own uid and gid to themselves in its user namespace,
+    /// then enforces `ruleset`, reporting failures to `report`.
+    pub(super) fn new(ruleset: RulesetCreated, report: OwnedFd) -> Self {
+        let uid = rustix::process::geteuid().as_raw();
+        let gid = rustix::process::getegid().as_raw();
+        ChildSandbox {
+            uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+            gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+            ruleset: Some(ruleset),
+            report,
+        }
+    }
+
+    /// Unshares a user namespace and a network namespace, and maps the ids.
+    ///
+    /// # Safety
+    /// Call only in a freshly forked, single-threaded child, before exec.
+    pub(in crate::execute) unsafe fn enter_namespaces(&self) -> io::Result<()> {
+        let entered = self.unshare_and_map();
+        if let Err(error) = &entered {
+            self.report(Step::Namespaces, error.raw_os_error().unwrap_or(0));
+        }
+        entered
+    }
+
+    unsafe fn unshare_and_map(&self) -> io::Result<()> {
+        if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        // Required before `gid_map` without privilege over the parent namespace, which a
+        // process inside the new namespace never has.
+        write_file(c"/proc/self/setgroups", b"deny")?;
+        write_file(c"/proc/self/uid_map", &self.uid_map)?;
+        write_file(c"/proc/self/gid_map", &self.gid_map)
+    }
+
+    /// Enforces the ruleset (with `no_new_privs`); anything short of full enforcement fails.
+    ///
+    /// # Safety
+    /// Call only in a freshly forked, single-threaded child, before exec, once.
+    pub(in crate::execute) unsafe fn restrict(&mut self) -> io::Result<()> {
+        let Some(ruleset) = self.ruleset.take() else {
+            self.report(Step::Restrict, libc::EINVAL);
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        };
+        match ruleset.restrict_self() {
+            Ok(status) if status.ruleset == RulesetStatus::FullyEnforced && status.no_new_privs => {
+                Ok(())
+            }
+            Ok(_) => {
+                self.report(Step::NotEnforced, 0);
+                Err(io::Error::from_raw_os_error(libc::EPERM))
+            }
+            Err(error) => {
+                let errno = match &error {
+                    RulesetError::RestrictSelf(
+                        RestrictSelfError::RestrictSelfCall { source, .. }
+                        | RestrictSelfError::SetNoNewPrivsCall { source, .. },
+                    ) => source.raw_os_error().unwrap_or(libc::EPERM),
+                    _ => libc::EPERM,
+                };
+                self.report(Step::Restrict, errno);
+                Err(io::Error::from_raw_os_error(errno))
+            }
+        }
+    }
+
+    unsafe fn report(&self, step: Step, errno: i32) {
+        let mut message = [0u8; 8];
+        message[..4].copy_from_slice(&(step as u32).to_ne_bytes());
+        message[4..].copy_from_slice(&errno.to_ne_bytes());
+        libc::write(
+            self.report.as_raw_fd(),
+            message.as_ptr().cast(),
+            message.len(),
+        );
+    }
+}
+
+/// A close-on-exec, non-blocking pipe: (read end, write end).
+pub(super) fn failure_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut ends = [0; 2];
+    // SAFETY: `ends` has room for the two descriptors.
+    if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) })
+}
+
+/// The failure the child reported, if it reported one.
+pub(super) fn read_failure(failures: &OwnedFd) -> Option<String> {
+    let mut message = [0u8; 8];
+    // SAFETY: `message` is a valid buffer of its length.
+    let read = unsafe {
+        libc::read(
+            failures.as_raw_fd(),
+            message.as_mut_ptr().cast(),
+            message.len(),
+        )
+    };
+    if read != 8 {
+        return None;
+    }
+    let step = u32::from_ne_bytes([message[0], message[1], message[2], message[3]]);
+    let errno = i32::from_ne_bytes([message[4], message[5], message[6], message[7]]);
+    let error = io::Error::from_raw_os_error(errno);
+    Some(match step {
+        s if s == Step::Namespaces as u32 => {
+            format!("cannot enter a new user and network namespace: {error}")
+        }
+        s if s == Step::NotEnforced as u32 => {
+            "Landlock did not enforce the whole ruleset".to_owned()
+        }
+        _ => format!("Landlock cannot restrict the command: {error}"),
+    })
+}
+
+unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
+    let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+    if fd == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    let written = libc::write(fd, data.as_ptr().cast(), data.len());
+    let error = io::Error::last_os_error();
+    libc::close(fd);
+    if written == data.len() as isize {
+        Ok(())
+    } else {
+        Err(error)
+    }
+}

@@ -1,0 +1,163 @@
+//! Sandboxed commands: what `environment/execute` with `sandbox: true` may touch.
+//!
+//! A sandboxed command
+//! - writes only inside its environment's root and a private temporary directory made for
+//!   this one run (`TMPDIR` points at it; it is removed when the run ends);
+//! - reads the rest of the system, except the hidden trees ([`SandboxPolicy::hidden`], the
+//!   state directory: the other environments, the index, the trash) and the other runs'
+//!   temporary directories;
+//! - has no network: it runs in a network namespace of its own, whose only interface is a
+//!   loopback that is down.
+//!
+//! # How
+//! Before the fork, the parent builds a Landlock ruleset (module `rules`): it handles every
+//! file-system right of the kernel's Landlock ABI (3 at least, up to 7), plus the signal and
+//! abstract-socket scopes from ABI 6. Landlock only allows, so "everything but the hidden
+//! trees" is spelt as the complement along each hidden path: read (and execute) on every
+//! entry of `/` except the first component of a hidden path, then on every entry of that
+//! directory except the next component, and so on down to the hidden directory itself, inside
+//! which nothing is granted. The environment's root and the private temporary directory get
+//! every right, wherever they lie. `/dev` is never granted as a tree (as root that would
+//! expose the raw disks): only `null`, `zero`, `full`, `random` and `urandom` are. Every path
+//! is opened without following symlinks, so a symlink planted next to a hidden path cannot
+//! widen a rule.
+//!
+//! Between fork and exec the child (module `child`) first unshares a user namespace and a
+//! network namespace together (the user namespace gives it the right to make the network
+//! namespace when it is not root; when it is root it still takes one, so that the command
+//! holds no capability over the host's namespaces and cannot `setns` back into the host's
+//! network through `/proc/1/ns/net`). The user namespace maps every id the server has to
+//! itself (only its own uid and gid when it is not root), so files keep their owners. Then
+//! the containment's PID namespace, the working directory and the rlimits follow as for every
+//! command, and last the child calls `landlock_restrict_self` (with `no_new_privs`), which
+//! must report the ruleset fully enforced. Any failure in the child ends the spawn with
+//! reason [`SANDBOX_UNAVAILABLE`]; nothing runs unconfined.
+//!
+//! A sandbox needs a containment that holds new sessions (a cgroup or a PID namespace): a
+//! process that outlived its run could write to the removed `TMPDIR`'s successor paths or race
+//! its removal. Any machine that can make the sandbox's user namespace can make such a PID
+//! namespace, so this only refuses an explicitly chosen process-group containment.
+//!
+//! # What Landlock (ABI ≤ 7) does not cover
+//! - Path lookup and metadata: `stat` works everywhere, and `chmod`, `chown`, `utimes` and
+//!   extended attributes of files the user already owns are not confined.
+//! - Connecting to a pathname UNIX socket the user may write (ABI 9 adds a right for it;
+//!   this code does not use ABIs it was not tested with). Abstract UNIX sockets belong to the
+//!   network namespace and are cut off with it.
+//! - A tree the state directory is also mounted at (a bind mount elsewhere) is readable there.
+//! - Directories on the way to a hidden tree (`/`, `/tmp`, ...) cannot be listed.
+
+mod availability;
+mod child;
+mod rules;
+mod tmpdir;
+
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::BackendError;
+
+use super::ContainmentMode;
+
+use availability::enforceable_abi;
+pub use availability::{sandbox_availability, TEST_UNAVAILABLE_VAR};
+pub(super) use child::ChildSandbox;
+
+/// The `reason` of a [`BackendError::Failed`] for a sandbox this machine cannot enforce.
+pub const SANDBOX_UNAVAILABLE: &str = "sandbox-unavailable";
+
+static BY_DEFAULT: AtomicBool = AtomicBool::new(false);
+
+/// Makes `sandbox` default to `by_default` for requests that do not say (`wsp serve
+/// --sandbox`).
+pub fn set_sandbox_by_default(by_default: bool) {
+    BY_DEFAULT.store(by_default, Ordering::Relaxed);
+}
+
+/// Whether a request that does not say is sandboxed.
+pub fn sandbox_by_default() -> bool {
+    BY_DEFAULT.load(Ordering::Relaxed)
+}
+
+/// What a sandboxed command may touch besides reading the system.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxPolicy {
+    /// The tree it may write (and read): the environment's root.
+    pub root: PathBuf,
+    /// Trees it may not even read, except `root` where it lies inside one: the state
+    /// directory.
+    pub hidden: Vec<PathBuf>,
+}
+
+/// One run's sandbox, from before the spawn until the run ends.
+#[derive(Debug)]
+pub(super) struct Prepared {
+    tmp: tmpdir::PrivateTmp,
+    child: Option<ChildSandbox>,
+    failures: OwnedFd,
+}
+
+impl Prepared {
+    /// Checks that the sandbox can be enforced, makes the private temporary directory and
+    /// builds the ruleset. Every failure is [`SANDBOX_UNAVAILABLE`].
+    pub(super) fn prepare(
+        policy: &SandboxPolicy,
+        mode: ContainmentMode,
+    ) -> Result<Self, BackendError> {
+        let unavailable = |detail: String| BackendError::failed(SANDBOX_UNAVAILABLE, detail);
+        let abi = enforceable_abi().map_err(|reason| unavailable(reason.to_owned()))?;
+        if !mode.contains_new_sessions() {
+            return Err(unavailable(format!(
+                "the {} containment cannot hold everything a sandboxed command starts",
+                mode.as_str()
+            )));
+        }
+        let root = canonical(&policy.root)?;
+        let mut hidden = Vec::with_capacity(policy.hidden.len() + 1);
+        for path in &policy.hidden {
+            hidden.push(canonical(path)?);
+        }
+        let tmp = tmpdir::PrivateTmp::create()
+            .map_err(|error| unavailable(format!("cannot make the private TMPDIR: {error}")))?;
+        hidden.push(tmp.base().to_path_buf());
+        let ruleset = rules::ruleset(abi, &[&root, tmp.path()], &hidden).map_err(unavailable)?;
+        let (failures, report) = child::failure_pipe()
+            .map_err(|error| unavailable(format!("cannot make a pipe: {error}")))?;
+        Ok(Prepared {
+            tmp,
+            child: Some(ChildSandbox::new(ruleset, report)),
+            failures,
+        })
+    }
+
+    /// The private temporary directory, which `TMPDIR` names.
+    pub(super) fn tmpdir(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// What the child runs between fork and exec; taken once.
+    pub(super) fn take_child(&mut self) -> Option<ChildSandbox> {
+        self.child.take()
+    }
+
+    /// Removes the private temporary directory (the run has ended, everything it started is
+    /// gone).
+    pub(super) async fn finish(self) {
+        self.tmp.remove().await;
+    }
+
+    /// Why the child could not enter its sandbox, when that is why the spawn failed.
+    pub(super) fn failure(&self) -> Option<String> {
+        child::read_failure(&self.failures)
+    }
+}
+
+fn canonical(path: &Path) -> Result<PathBuf, BackendError> {
+    path.canonicalize().map_err(|error| {
+        BackendError::failed(
+            SANDBOX_UNAVAILABLE,
+            format!("cannot resolve {}: {error}", path.display()),
+        )
+    })
+}

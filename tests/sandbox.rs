@@ -1,0 +1,236 @@
+//! `environment/execute` with `sandbox` over the real binary: `initialize` reports it, pip
+//! still installs from `find_links` inside it, a sandboxed command cannot touch another
+//! environment or the network, `wsp serve --sandbox` makes it the default (an explicit
+//! `false` still wins), and where it is unavailable the answer is `-31004` and nothing runs.
+
+mod support;
+
+use std::net::TcpListener;
+use std::path::Path;
+
+use serde_json::{json, Value};
+use support::{error_code, Server};
+
+async fn create(server: &mut Server, id: i64, name: &str) -> Value {
+    let response = server
+        .call(
+            id,
+            "environment/create",
+            json!({"name": name, "python_version": "3.12"}),
+        )
+        .await;
+    assert!(response.get("result").is_some(), "{response}");
+    response["result"].clone()
+}
+
+async fn execute(server: &mut Server, id: i64, params: Value) -> Value {
+    server.call(id, "environment/execute", params).await
+}
+
+fn sh(env: &Value, script: &str) -> Value {
+    json!({"id": env["id"], "argv": ["sh", "-c", script]})
+}
+
+fn with(mut params: Value, key: &str, value: Value) -> Value {
+    params[key] = value;
+    params
+}
+
+/// A wheel of `wsp-sandbox-demo` 1.0 (module `wsp_sandbox_demo`, `VALUE = 42`) in `dir`,
+/// zipped by Python's own `zipfile`.
+fn build_wheel(dir: &Path) {
+    let script = r#"
+import sys, zipfile
+dist = "wsp_sandbox_demo-1.0.dist-info"
+files = {
+    "wsp_sandbox_demo/__init__.py": "VALUE = 42\n",
+    dist + "/METADATA": "Metadata-Version: 2.1\nName: wsp-sandbox-demo\nVersion: 1.0\n",
+    dist + "/WHEEL": "Wheel-Version: 1.0\nGenerator: wsp-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+records = [name + ",," for name in files] + [dist + "/RECORD,,"]
+files[dist + "/RECORD"] = "\n".join(records) + "\n"
+with zipfile.ZipFile(sys.argv[1] + "/wsp_sandbox_demo-1.0-py3-none-any.whl", "w") as wheel:
+    for name, text in files.items():
+        wheel.writestr(name, text)
+"#;
+    let status = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(dir)
+        .status()
+        .expect("python3 runs");
+    assert!(status.success());
+}
+
+#[tokio::test]
+async fn initialize_reports_the_sandbox_available() {
+    let mut server = Server::start(&[]);
+    let capabilities = server.initialize().await["result"].clone();
+    assert_eq!(
+        capabilities["sandbox_availability"], "available",
+        "{capabilities}"
+    );
+    assert!(capabilities.get("sandbox_unavailable_reason").is_none());
+}
+
+#[tokio::test]
+async fn pip_installs_from_find_links_inside_the_sandbox() {
+    let links = tempfile::tempdir().unwrap();
+    build_wheel(links.path());
+    let mut server = Server::start(&["--seed-pip"]);
+    server.initialize().await;
+    let env = create(&mut server, 1, "pip").await;
+    let install = json!({"id": env["id"], "sandbox": true, "argv": [
+        "python", "-m", "pip", "install", "--no-index", "--find-links",
+        links.path().to_str().unwrap(), "wsp-sandbox-demo"]});
+    let installed = execute(&mut server, 2, install).await;
+    let result = &installed["result"];
+    assert_eq!(result["exit_code"], 0, "{installed}");
+    assert!(
+        result["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("Successfully installed wsp-sandbox-demo-1.0"),
+        "{installed}"
+    );
+
+    let import = json!({"id": env["id"], "sandbox": true,
+        "argv": ["python", "-c", "import wsp_sandbox_demo; print(wsp_sandbox_demo.VALUE)"]});
+    let imported = execute(&mut server, 3, import).await;
+    assert_eq!(imported["result"]["stdout"], "42\n", "{imported}");
+    let details = server
+        .call(4, "environment/get", json!({"id": env["id"]}))
+        .await;
+    assert!(
+        details["result"]["installed_packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "wsp-sandbox-demo" && p["version"] == "1.0"),
+        "{details}"
+    );
+}
+
+#[tokio::test]
+async fn another_environment_and_loopback_are_out_of_reach() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mut server = Server::start(&[]);
+    server.initialize().await;
+    let env = create(&mut server, 1, "one").await;
+    let other = create(&mut server, 2, "two").await;
+    let other_cfg = format!("{}/pyvenv.cfg", other["extra"]["path"].as_str().unwrap());
+    let connect =
+        format!("import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5)");
+    let original = std::fs::read_to_string(&other_cfg).unwrap();
+    let attempts = [
+        format!("cat {other_cfg}"),
+        format!("echo x >> {other_cfg}"),
+        format!("python -c \"{connect}\""),
+    ];
+    for (n, attempt) in attempts.iter().enumerate() {
+        let sandboxed = execute(
+            &mut server,
+            10 + n as i64,
+            with(sh(&env, attempt), "sandbox", json!(true)),
+        )
+        .await;
+        assert_ne!(
+            sandboxed["result"]["exit_code"], 0,
+            "{attempt}: {sandboxed}"
+        );
+    }
+    assert!(listener.accept().is_err(), "nothing connected");
+    assert_eq!(std::fs::read_to_string(&other_cfg).unwrap(), original);
+    // Unsandboxed, the same attempts succeed.
+    for (n, attempt) in attempts.iter().enumerate() {
+        let plain = execute(&mut server, 20 + n as i64, sh(&env, attempt)).await;
+        assert_eq!(plain["result"]["exit_code"], 0, "{attempt}: {plain}");
+    }
+    assert!(listener.accept().is_ok());
+}
+
+#[tokio::test]
+async fn serve_sandbox_makes_it_the_default_and_an_explicit_false_wins() {
+    let outside = tempfile::tempdir().unwrap();
+    let write = |name: &str| {
+        format!(
+            "echo x > {}/{name} && echo \"$TMPDIR\"",
+            outside.path().display()
+        )
+    };
+    for (flags, default_sandboxed) in [(&["--sandbox"][..], true), (&[][..], false)] {
+        let mut server = Server::start(flags);
+        server.initialize().await;
+        let env = create(&mut server, 1, "default").await;
+        let by_default = execute(&mut server, 2, sh(&env, &write("default"))).await;
+        let explicit_false = execute(
+            &mut server,
+            3,
+            with(sh(&env, &write("false")), "sandbox", json!(false)),
+        )
+        .await;
+        let explicit_true = execute(
+            &mut server,
+            4,
+            with(sh(&env, &write("true")), "sandbox", json!(true)),
+        )
+        .await;
+        assert_eq!(
+            outside.path().join("default").exists(),
+            !default_sandboxed,
+            "{flags:?}: {by_default}"
+        );
+        assert_eq!(
+            by_default["result"]["exit_code"] == 0,
+            !default_sandboxed,
+            "{by_default}"
+        );
+        assert!(outside.path().join("false").exists(), "{explicit_false}");
+        assert!(!outside.path().join("true").exists(), "{explicit_true}");
+        for name in ["default", "false"] {
+            let _ = std::fs::remove_file(outside.path().join(name));
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_unavailable_sandbox_answers_31004_and_runs_nothing() {
+    let temp = tempfile::tempdir().unwrap();
+    let state_dir = temp.path().join("state");
+    let mut server = Server::start_with_env(
+        &state_dir,
+        &["--sandbox"],
+        &[("WSP_TEST_SANDBOX_UNAVAILABLE", "1")],
+    );
+    let capabilities = server.initialize().await["result"].clone();
+    assert_eq!(capabilities["sandbox_availability"], "unavailable");
+    let reason = capabilities["sandbox_unavailable_reason"].as_str().unwrap();
+    assert!(reason.contains("WSP_TEST_SANDBOX_UNAVAILABLE"), "{reason}");
+
+    let env = create(&mut server, 1, "unconfined").await;
+    let marker = temp.path().join("ran");
+    let touch = format!(": > {}", marker.display());
+    for (id, params) in [
+        (2, with(sh(&env, &touch), "sandbox", json!(true))),
+        (3, sh(&env, &touch)),
+    ] {
+        let refused = execute(&mut server, id, params).await;
+        assert_eq!(error_code(&refused), -31004, "{refused}");
+        assert_eq!(refused["error"]["data"]["reason"], "sandbox-unavailable");
+        assert_eq!(
+            refused["error"]["data"]["detail"].as_str(),
+            Some(reason),
+            "{refused}"
+        );
+        assert!(!marker.exists(), "nothing ran");
+    }
+    let unconfined = execute(
+        &mut server,
+        4,
+        with(sh(&env, &touch), "sandbox", json!(false)),
+    )
+    .await;
+    assert_eq!(unconfined["result"]["exit_code"], 0, "{unconfined}");
+    assert!(marker.exists());
+}
