@@ -40,10 +40,12 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
             tracing::warn!(%reason, "--sandbox: the sandbox is unavailable, so every execute that does not say \"sandbox\": false is refused");
         }
     }
-    Ok(match config.backend {
+    let environments = match config.backend {
         BackendKind::Venv => {
+            let installer = wsp_backend::install::Installer::detect(config.uv.clone());
             let backend =
-                wsp_backend_venv::VenvBackend::new(inventory, venv_options(config, &store));
+                wsp_backend_venv::VenvBackend::new(inventory, venv_options(config, &store))
+                    .with_installer(installer);
             Environments::new(store, name, backend)
         }
         BackendKind::Uv => {
@@ -58,5 +60,6 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
             }
             Environments::new(store, name, wsp_backend_conda::CondaBackend::new(conda))
         }
-    })
+    };
+    Ok(environments.with_install_defaults(config.install_source.clone()))
 }

@@ -65,6 +65,9 @@ pub struct ServeConfig {
     pub seed_pip: bool,
     /// Sandbox `environment/execute` unless a request says `"sandbox": false`.
     pub sandbox: bool,
+    /// Where every install looks for packages unless its request says otherwise
+    /// (`--find-links`, `--index-url`, `--no-index`).
+    pub install_source: wsp_backend::install::InstallSource,
 }
 
 impl Default for ServeConfig {
@@ -83,6 +86,7 @@ impl Default for ServeConfig {
             stdlib_venv: false,
             seed_pip: false,
             sandbox: false,
+            install_source: wsp_backend::install::InstallSource::default(),
         }
     }
 }

@@ -60,6 +60,7 @@ pub fn reference_server(config: &ServeConfig) -> Result<crate::server::Server, S
         wsp_home: dir.display().to_string(),
         session_durability: "durable".to_owned(),
         backend: config.backend.name().to_owned(),
+        features: crate::environments::Environments::features(true),
         ..ServerFacts::default()
     };
     let builder = ServerBuilder::new();

@@ -9,7 +9,9 @@ pub mod error_code;
 pub mod id;
 pub mod message;
 pub mod method;
+pub mod packages;
 pub mod params;
+pub mod progress;
 pub mod python_version;
 pub mod results;
 pub mod schema;
@@ -19,7 +21,11 @@ pub use error::ErrorObjectOwned;
 pub use error_code::WspErrorCode;
 pub use id::Id;
 pub use message::{parse_payload, Incoming, Notification, Payload, Request, Response};
-pub use params::{CreateParams, ExecuteParams, IdParams, InitializeParams, NoParams};
+pub use params::{
+    CreateParams, ExecuteParams, IdParams, InitializeParams, InstallParams, NoParams,
+    UninstallParams,
+};
+pub use progress::{ProgressParams, ProgressToken, WorkDoneProgress};
 pub use python_version::{PythonVersion, VersionRequest};
 pub use results::{
     Capabilities, DeleteAck, EnvironmentDetails, EnvironmentSummary, ExecuteResult, Package,
@@ -48,4 +54,10 @@ pub mod methods {
     pub const DELETE: &str = "environment/delete";
     /// `environment/execute`.
     pub const EXECUTE: &str = "environment/execute";
+    /// `environment/install` (an extension beyond WSP 0.1.0).
+    pub const INSTALL: &str = "environment/install";
+    /// `environment/uninstall` (an extension beyond WSP 0.1.0).
+    pub const UNINSTALL: &str = "environment/uninstall";
+    /// The `$/progress` notification (server to client).
+    pub const PROGRESS: &str = "$/progress";
 }

@@ -24,7 +24,10 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::params::{CreateParams, ExecuteParams, IdParams, InitializeParams, NoParams};
+use crate::params::{
+    CreateParams, ExecuteParams, IdParams, InitializeParams, InstallParams, NoParams,
+    UninstallParams,
+};
 use crate::results::{
     Capabilities, DeleteAck, EnvironmentDetails, EnvironmentSummary, ExecuteResult,
 };
@@ -79,6 +82,10 @@ methods! {
     Delete = crate::methods::DELETE, IdParams => DeleteAck;
     /// `environment/execute`.
     Execute = crate::methods::EXECUTE, ExecuteParams => ExecuteResult;
+    /// `environment/install` (an extension beyond WSP 0.1.0).
+    Install = crate::methods::INSTALL, InstallParams => EnvironmentDetails;
+    /// `environment/uninstall` (an extension beyond WSP 0.1.0).
+    Uninstall = crate::methods::UNINSTALL, UninstallParams => EnvironmentDetails;
 }
 
 /// Declares a typed method and its params in one place: the method's marker type, its params

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+pub use crate::packages::{InstallParams, PackageSource, UninstallParams};
+use crate::progress::ProgressToken;
 use crate::python_version::VersionRequest;
 use crate::validation::{ParamReader, Params, Violation};
 
@@ -49,6 +51,13 @@ pub struct CreateParams {
     pub python_version: String,
     /// The same, parsed.
     pub version_request: VersionRequest,
+    /// Packages to install before the environment is committed (empty: none), as
+    /// `environment/install` takes them.
+    pub packages: Vec<String>,
+    /// Where to look for them.
+    pub source: PackageSource,
+    /// The token `$/progress` notifications name.
+    pub work_done_token: Option<ProgressToken>,
 }
 
 impl Params for CreateParams {
@@ -69,11 +78,17 @@ impl Params for CreateParams {
                 None
             }
         });
+        let packages = crate::packages::read_packages(&mut reader, false).unwrap_or_default();
+        let source = PackageSource::read(&mut reader);
+        let work_done_token = crate::packages::read_work_done_token(&mut reader);
         reader.finish(|| {
             Some(CreateParams {
                 name: name?,
                 python_version: python_version?,
                 version_request: version_request?,
+                packages,
+                source,
+                work_done_token,
             })
         })
     }

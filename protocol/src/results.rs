@@ -109,6 +109,11 @@ pub struct Capabilities {
     pub schema: SchemaInfo,
     /// The environment backend's name (`venv`, `uv`, `conda`, …).
     pub backend: String,
+    /// The extensions beyond WSP 0.1.0 this server supports, sorted ascending, each once:
+    /// among `environment/install`, `execute.stream`, `execute.stdin`, `execute.timeout`,
+    /// `execute.limits`, `execute.sandbox` and `progress`.
+    #[serde(default)]
+    pub features: Vec<String>,
 }
 
 /// An environment as `environment/list` shows it.

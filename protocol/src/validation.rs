@@ -262,9 +262,11 @@ impl<'a> ParamReader<'a> {
 
     /// A required array of strings (at least `min` items).
     pub fn string_array(&mut self, name: &str, min: usize) -> Option<Vec<String>> {
-        if self.record(name, true, || {
-            json!({"type": "array", "items": {"type": "string"}, "minItems": min})
-        }) {
+        if self.record(
+            name,
+            true,
+            || json!({"type": "array", "items": {"type": "string"}, "minItems": min}),
+        ) {
             return None;
         }
         if !self.shape_ok {
@@ -366,10 +368,7 @@ impl<'a> ParamReader<'a> {
             }
         };
         if items.len() < rules.min_items {
-            let message = format!(
-                "`{name}` must have at least {} element(s)",
-                rules.min_items
-            );
+            let message = format!("`{name}` must have at least {} element(s)", rules.min_items);
             self.violate(name, "non_empty", message);
         }
         if items.len() > rules.max_items {
@@ -383,20 +382,28 @@ impl<'a> ParamReader<'a> {
         let mut strings = Vec::with_capacity(items.len().min(rules.max_items));
         for (index, item) in items.iter().enumerate() {
             let field = format!("{name}[{index}]");
-            if let Some(text) =
+            let before = self.violations.len();
+            let Some(text) =
                 self.check_string(&field, item, rules.min_length, Some(rules.max_length))
-            {
-                strings.push(text);
+            else {
+                continue;
+            };
+            let length_ok = self.violations.len() == before;
+            if let Some(Err(message)) = rules.format.filter(|_| length_ok).map(|f| f(&text)) {
+                self.violate(&field, "format", format!("`{field}` {message}"));
             }
+            strings.push(text);
         }
         Some(strings)
     }
 
     /// An optional object whose values are all strings (absent or `null` is `None`).
     pub fn optional_string_map(&mut self, name: &str) -> Option<Vec<(String, String)>> {
-        if self.record(name, false, || {
-            json!({"type": ["object", "null"], "additionalProperties": {"type": "string"}})
-        }) {
+        if self.record(
+            name,
+            false,
+            || json!({"type": ["object", "null"], "additionalProperties": {"type": "string"}}),
+        ) {
             return None;
         }
         let map = match self.field(name) {
@@ -449,9 +456,11 @@ impl<'a> ParamReader<'a> {
 
     /// An optional integer in `min..=max` (absent or `null` is `None`).
     pub fn optional_integer(&mut self, name: &str, min: u64, max: u64) -> Option<u64> {
-        if self.record(name, false, || {
-            json!({"type": ["integer", "null"], "minimum": min, "maximum": max})
-        }) {
+        if self.record(
+            name,
+            false,
+            || json!({"type": ["integer", "null"], "minimum": min, "maximum": max}),
+        ) {
             return None;
         }
         match self.field(name) {
@@ -528,9 +537,9 @@ fn string_schema(kind: Value, min: usize, max: Option<usize>) -> Value {
     schema
 }
 
-/// Bounds of [`ParamReader::bounded_string_array`]: how many items, and how many characters
-/// each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Rules of [`ParamReader::bounded_string_array`]: how many items, how many characters each,
+/// and what else each must be.
+#[derive(Debug, Clone, Copy)]
 pub struct StringArrayRules {
     /// Fewest items.
     pub min_items: usize,
@@ -540,7 +549,13 @@ pub struct StringArrayRules {
     pub min_length: usize,
     /// Most characters of an item.
     pub max_length: usize,
+    /// A further check of each item of the right length: `Err` holds what the item must be
+    /// (`must not start with -`), a `format` violation.
+    pub format: Option<ItemCheck>,
 }
+
+/// A check of one item of a string array: `Err` says what the item must be.
+pub type ItemCheck = fn(&str) -> Result<(), String>;
 
 /// A JSON number as a candidate for a `u64`.
 enum Reading {

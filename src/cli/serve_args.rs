@@ -52,6 +52,16 @@ pub struct ServeArgs {
     /// writes only in its environment and a private TMPDIR, and has no network).
     #[arg(long)]
     pub sandbox: bool,
+    /// A directory or URL every install looks in for packages, before the request's own;
+    /// repeatable (a relative path is taken from the current directory).
+    #[arg(long, value_name = "DIR|URL", value_parser = parse_location)]
+    pub find_links: Vec<String>,
+    /// The package index every install uses unless its request names one.
+    #[arg(long, value_name = "URL")]
+    pub index_url: Option<String>,
+    /// Installs use no package index (only find-links) unless their request says otherwise.
+    #[arg(long)]
+    pub no_index: bool,
 }
 
 impl ServeArgs {
@@ -89,6 +99,11 @@ impl ServeArgs {
         config.stdlib_venv = self.stdlib_venv;
         config.seed_pip = self.seed_pip;
         config.sandbox = self.sandbox;
+        config.install_source = wsp_backend::install::InstallSource {
+            find_links: self.find_links,
+            index_url: self.index_url,
+            no_index: self.no_index,
+        };
         config
     }
 }
@@ -130,6 +145,19 @@ impl From<LogFormatArg> for LogFormat {
             LogFormatArg::Json => LogFormat::Json,
         }
     }
+}
+
+/// A `--find-links` value: a URL (`scheme://...`) as it is, a path made absolute.
+pub fn parse_location(text: &str) -> Result<String, String> {
+    if text.is_empty() {
+        return Err("an empty location".to_owned());
+    }
+    if text.contains("://") {
+        return Ok(text.to_owned());
+    }
+    std::path::absolute(text)
+        .map(|path| path.display().to_string())
+        .map_err(|e| format!("`{text}`: {e}"))
 }
 
 /// Parses `5s`, `500ms`, `1.5s` or a plain number of seconds (`5`, `0.25`).

@@ -16,9 +16,12 @@ use wsp_protocol::{
     ExecuteParams, ExecuteResult, IdParams,
 };
 
+use super::install::Packages;
+use super::progress::{Progress, Span};
 use super::{backend_error, unexpected_response, Environments};
+use crate::server::Notifier;
 
-type Answer<T> = Result<T, ErrorObjectOwned>;
+pub(super) type Answer<T> = Result<T, ErrorObjectOwned>;
 
 fn store_error(e: StoreError) -> ErrorObjectOwned {
     match e {
@@ -45,7 +48,31 @@ impl Environments {
             .collect())
     }
 
-    pub(super) async fn create(self, params: CreateParams) -> Answer<EnvironmentDetails> {
+    /// `environment/create`; with `packages`, they are installed before the environment is
+    /// committed, and `$/progress` goes through `notifier` for a `work_done_token`.
+    pub(super) async fn create(
+        self,
+        params: CreateParams,
+        notifier: Option<Notifier>,
+    ) -> Answer<EnvironmentDetails> {
+        let progress = Progress::new(notifier, params.work_done_token.clone());
+        let title = format!("Creating environment {}", params.name);
+        let first = format!("Provisioning Python {}", params.python_version);
+        progress.begin(title, Some(first)).await;
+        let created = self.create_reported(params, &progress).await;
+        let end = match &created {
+            Ok(details) => format!("Created {} ({})", details.id, details.name),
+            Err(_) => "The create failed; nothing was left behind".to_owned(),
+        };
+        progress.end(end).await;
+        created
+    }
+
+    async fn create_reported(
+        &self,
+        params: CreateParams,
+        progress: &Progress,
+    ) -> Answer<EnvironmentDetails> {
         self.sweep().await;
         let store = &self.inner.store;
         let reservation = store
@@ -60,11 +87,38 @@ impl Environments {
                 python_version: params.version_request,
             }))
             .await;
+        let installing = !params.packages.is_empty();
         let described = match provisioned {
-            Ok(BackendResponse::Provisioned(provisioned)) => self
-                .describe(&root)
-                .await
-                .map(|description| (provisioned, description)),
+            Ok(BackendResponse::Provisioned(provisioned)) => {
+                let message = format!(
+                    "Provisioned Python {} with {}",
+                    provisioned.python_full_version, self.inner.backend_name
+                );
+                let done = if installing { 20 } else { 80 };
+                progress.report(message, Some(done)).await;
+                let packages = Packages {
+                    packages: params.packages,
+                    source: &params.source,
+                    upgrade: false,
+                };
+                let span = Span {
+                    start: 20,
+                    span: 70,
+                };
+                let installed = if installing {
+                    self.install_into(&root, &reservation.id, packages, progress, span)
+                        .await
+                } else {
+                    Ok(())
+                };
+                match installed {
+                    Ok(()) => self
+                        .describe(&root)
+                        .await
+                        .map(|description| (provisioned, description)),
+                    Err(e) => Err(e),
+                }
+            }
             Ok(_) => Err(unexpected_response("provision")),
             Err(e) => Err(backend_error(e)),
         };
@@ -77,6 +131,11 @@ impl Environments {
                 return Err(e);
             }
         };
+        let message = format!(
+            "Found {} installed packages",
+            description.installed_packages.len()
+        );
+        progress.report(message, Some(95)).await;
         let record = reservation
             .commit(Committed {
                 python_version: params.python_version,
@@ -204,11 +263,14 @@ impl Environments {
     }
 
     /// Holds the environment for the rest of a `get`/`execute` (across processes too).
-    async fn acquire_use(&self, id: &str) -> Answer<UseGuard> {
+    pub(super) async fn acquire_use(&self, id: &str) -> Answer<UseGuard> {
         self.inner.store.acquire_use(id).await.map_err(store_error)
     }
 
-    async fn describe(&self, root: &std::path::Path) -> Answer<wsp_backend::Description> {
+    pub(super) async fn describe(
+        &self,
+        root: &std::path::Path,
+    ) -> Answer<wsp_backend::Description> {
         let response = self
             .call_backend(BackendRequest::Describe(DescribeRequest {
                 root: root.to_owned(),
@@ -228,7 +290,10 @@ impl Environments {
     }
 }
 
-fn details(record: EnvironmentRecord, description: wsp_backend::Description) -> EnvironmentDetails {
+pub(super) fn details(
+    record: EnvironmentRecord,
+    description: wsp_backend::Description,
+) -> EnvironmentDetails {
     let mut extra = record.extra;
     extra.insert("backend".into(), Value::String(record.backend));
     extra.insert(

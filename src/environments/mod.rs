@@ -1,4 +1,4 @@
-//! The five environment methods, bound to any backend.
+//! The environment methods, bound to any backend.
 //!
 //! [`Environments`] holds what every backend shares: the state store (index, ids, names,
 //! locks), the in-process side of the delete-waits rule, and the order of checks. The backend
@@ -9,12 +9,15 @@
 //! environment as going away. Everything else runs in the request's future.
 
 mod handlers;
+mod install;
+mod progress;
 mod streaming;
 mod usage;
 
 use std::sync::Arc;
 
 use tower::{BoxError, Service, ServiceExt};
+use wsp_backend::install::InstallSource;
 use wsp_backend::store::Store;
 use wsp_backend::{BackendError, BackendRequest, BackendResponse, BoxBackend};
 use wsp_protocol::schema::MethodSchema;
@@ -35,6 +38,8 @@ struct Inner {
     backend: BoxBackend,
     backend_name: String,
     usage: Usage,
+    turns: install::Turns,
+    install_defaults: InstallSource,
 }
 
 impl Environments {
@@ -56,8 +61,43 @@ impl Environments {
                 backend: wsp_backend::boxed(backend),
                 backend_name: backend_name.into(),
                 usage: Usage::default(),
+                turns: install::Turns::default(),
+                install_defaults: InstallSource::default(),
             }),
         }
+    }
+
+    /// Sets what every install uses unless its request says otherwise: `find_links` come
+    /// before the request's own, `index_url` and `no_index` are replaced by the request's
+    /// (`wsp serve --find-links`, `--index-url`, `--no-index`).
+    pub fn with_install_defaults(self, defaults: InstallSource) -> Self {
+        let inner = &self.inner;
+        Environments {
+            inner: Arc::new(Inner {
+                store: inner.store.clone(),
+                backend: inner.backend.clone(),
+                backend_name: inner.backend_name.clone(),
+                usage: inner.usage.clone(),
+                turns: install::Turns::default(),
+                install_defaults: defaults,
+            }),
+        }
+    }
+
+    /// The extensions beyond WSP 0.1.0 that [`Environments::bind`] serves, for `initialize`'s
+    /// `features`; `progress` only with a notifier to send it through.
+    pub fn features(with_notifier: bool) -> Vec<String> {
+        let mut features = vec![
+            methods::INSTALL,
+            "execute.stream",
+            "execute.stdin",
+            "execute.timeout",
+            "execute.limits",
+        ];
+        if with_notifier {
+            features.push("progress");
+        }
+        features.into_iter().map(str::to_owned).collect()
     }
 
     /// The backend's name.
@@ -70,14 +110,17 @@ impl Environments {
         &self.inner.store
     }
 
-    /// Binds `environment/list`, `create`, `get`, `delete` and `execute`; `environment/output`
-    /// notifications go through `notifier` (without one, `stream: true` changes nothing but
-    /// the result still carries the output).
+    /// Binds `environment/list`, `create`, `get`, `delete`, `execute`, `install` and
+    /// `uninstall`; `environment/output` and `$/progress` notifications go through `notifier`
+    /// (without one, `stream: true` and `work_done_token` change nothing but the result still
+    /// carries the output).
     pub fn bind(self, router: Router, notifier: Option<Notifier>) -> Router {
         let list = self.clone();
-        let create = self.clone();
+        let create = (self.clone(), notifier.clone());
         let get = self.clone();
         let delete = self.clone();
+        let install = (self.clone(), notifier.clone());
+        let uninstall = self.clone();
         let execute = streaming::Execute {
             environments: self,
             notifier,
@@ -89,7 +132,7 @@ impl Environments {
             )
             .route(
                 methods::CREATE,
-                tower::service_fn(move |params| create.clone().create(params)),
+                tower::service_fn(move |params| create.0.clone().create(params, create.1.clone())),
             )
             .route(
                 methods::GET,
@@ -105,6 +148,16 @@ impl Environments {
                 methods::EXECUTE,
                 execute,
                 MethodSchema::of::<wsp_protocol::method::Execute>(),
+            )
+            .route(
+                methods::INSTALL,
+                tower::service_fn(move |params| {
+                    install.0.clone().install(params, install.1.clone())
+                }),
+            )
+            .route(
+                methods::UNINSTALL,
+                tower::service_fn(move |params| uninstall.clone().uninstall(params)),
             )
     }
 

@@ -18,6 +18,9 @@ pub struct ServerFacts {
     pub session_durability: String,
     /// The environment backend's name.
     pub backend: String,
+    /// The extensions beyond WSP 0.1.0 the server supports (`initialize` lists them sorted,
+    /// each once).
+    pub features: Vec<String>,
 }
 
 impl Default for ServerFacts {
@@ -28,6 +31,7 @@ impl Default for ServerFacts {
             wsp_home: String::new(),
             session_durability: "ephemeral".to_owned(),
             backend: "none".to_owned(),
+            features: Vec::new(),
         }
     }
 }
@@ -71,6 +75,7 @@ pub(crate) fn bind_lifecycle_methods(
             fingerprint: listed.fingerprint(),
         },
         backend: facts.backend.clone(),
+        features: sorted_once(&facts.features),
     };
     let answer = capabilities.clone();
     let initialize = move |_: InitializeParams| {
@@ -81,4 +86,12 @@ pub(crate) fn bind_lifecycle_methods(
         .route(methods::INITIALIZE, tower::service_fn(initialize))
         .route(methods::SHUTDOWN, tower::service_fn(shutdown));
     (router, capabilities)
+}
+
+/// `items` sorted ascending, each once.
+fn sorted_once(items: &[String]) -> Vec<String> {
+    let mut items = items.to_vec();
+    items.sort();
+    items.dedup();
+    items
 }

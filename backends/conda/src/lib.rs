@@ -108,6 +108,10 @@ impl CondaBackend {
             BackendRequest::Remove(request) => {
                 remove(&request).await.map(|()| BackendResponse::Removed)
             }
+            BackendRequest::Install(_) | BackendRequest::Uninstall(_) => Err(BackendError::failed(
+                wsp_backend::install::INSTALL_FAILED,
+                "the conda backend does not install packages yet",
+            )),
         }
     }
 }

@@ -26,6 +26,11 @@ pub enum BackendRequest {
     Run(RunRequest),
     /// Remove an environment's files.
     Remove(RemoveRequest),
+    /// Install packages into an existing environment (`environment/install`, and
+    /// `environment/create` with `packages` before the environment is committed).
+    Install(crate::install::InstallRequest),
+    /// Remove packages from an existing environment (`environment/uninstall`).
+    Uninstall(crate::install::UninstallRequest),
 }
 
 /// The answer to a [`BackendRequest`]; the variant matches the request's.
@@ -39,6 +44,10 @@ pub enum BackendResponse {
     Ran(ExecuteResult),
     /// Answer to [`BackendRequest::Remove`].
     Removed,
+    /// Answer to [`BackendRequest::Install`].
+    Installed,
+    /// Answer to [`BackendRequest::Uninstall`].
+    Uninstalled,
 }
 
 /// Create an environment at `root`.

@@ -5,6 +5,7 @@
 pub mod backend;
 pub mod common;
 pub mod execute;
+pub mod install;
 pub mod interpreters;
 pub mod packages;
 pub mod store;
@@ -13,3 +14,4 @@ pub use backend::{
     boxed, BackendError, BackendRequest, BackendResponse, BoxBackend, DescribeRequest, Description,
     ProvisionRequest, Provisioned, RemoveRequest, RunRequest,
 };
+pub use install::{InstallRequest, UninstallRequest};

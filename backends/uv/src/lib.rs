@@ -4,7 +4,8 @@
 //! backend runs `uv venv --python <that path>`, so uv never meets a pyenv shim (uv stops at the
 //! first shim that fails to run). The result is an ordinary venv, so describing it and running
 //! commands in it work as for the built-in `venv` backend; inside `environment/execute`,
-//! `VIRTUAL_ENV` points at the environment, so `uv pip install` installs into it.
+//! `VIRTUAL_ENV` points at the environment, so `uv pip install` installs into it. Packages
+//! are installed and uninstalled with `uv pip --python <the environment's interpreter>`.
 //!
 //! When no `uv` can be found the backend still starts (so the server can answer everything
 //! else) and every create answers `-31004` with reason `backend-unavailable`.
@@ -21,6 +22,7 @@ use serde_json::Value;
 use tower::{BoxError, Service};
 use wsp_backend::common;
 use wsp_backend::execute::Activation;
+use wsp_backend::install::{self, Installer};
 use wsp_backend::interpreters::{Inventory, ResolveError};
 use wsp_backend::{BackendError, BackendRequest, BackendResponse, ProvisionRequest, Provisioned};
 
@@ -57,28 +59,7 @@ impl UvBackend {
     }
 }
 
-/// `configured` if it is an executable file, else the first `uv` on `PATH`.
-pub fn find_uv(configured: Option<PathBuf>) -> Result<PathBuf, String> {
-    if let Some(path) = configured {
-        return if is_executable(&path) {
-            Ok(path)
-        } else {
-            Err(format!("--uv {} is not an executable file", path.display()))
-        };
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("uv"))
-        .find(|candidate| is_executable(candidate))
-        .ok_or_else(|| {
-            "no `uv` on PATH; install it (`pip install uv`) or pass --uv PATH".to_owned()
-        })
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
+pub use wsp_backend::install::find_uv;
 
 /// The interpreter of a venv-layout environment.
 pub fn interpreter_path(root: &Path) -> PathBuf {
@@ -86,6 +67,14 @@ pub fn interpreter_path(root: &Path) -> PathBuf {
 }
 
 impl Inner {
+    /// `uv pip`, the only installer of this backend.
+    fn installer(&self) -> Result<Installer, BackendError> {
+        match &self.uv {
+            Ok(uv) => Ok(Installer::Uv(uv.clone())),
+            Err(reason) => Err(BackendError::failed(BACKEND_UNAVAILABLE, reason)),
+        }
+    }
+
     async fn provision(&self, request: ProvisionRequest) -> Result<Provisioned, BackendError> {
         let uv = self
             .uv
@@ -183,6 +172,20 @@ impl Service<BackendRequest> for UvBackend {
                     common::run_activated(&Activation::venv(&request.root), &request).await?,
                 ),
                 BackendRequest::Remove(_) => BackendResponse::Removed,
+                BackendRequest::Install(request) => {
+                    let installer = inner.installer()?;
+                    let python = interpreter_path(&request.root);
+                    let activation = Activation::venv(&request.root);
+                    install::install(&installer, &python, &activation, &request).await?;
+                    BackendResponse::Installed
+                }
+                BackendRequest::Uninstall(request) => {
+                    let installer = inner.installer()?;
+                    let python = interpreter_path(&request.root);
+                    let activation = Activation::venv(&request.root);
+                    install::uninstall(&installer, &python, &activation, &request).await?;
+                    BackendResponse::Uninstalled
+                }
             };
             Ok(response)
         })

@@ -9,6 +9,7 @@
 
 mod activate;
 mod error;
+mod install;
 mod layout;
 mod native;
 mod process;

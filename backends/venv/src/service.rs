@@ -7,6 +7,7 @@ use std::task::{Context, Poll};
 use serde_json::{Map, Value};
 use wsp_backend::common;
 use wsp_backend::execute::Activation;
+use wsp_backend::install::Installer;
 use wsp_backend::interpreters::{Inventory, ResolveError};
 use wsp_backend::{
     BackendError, BackendRequest, BackendResponse, DescribeRequest, Description, ProvisionRequest,
@@ -28,13 +29,31 @@ pub const REMOVE_FAILED: &str = "remove-failed";
 pub struct VenvBackend {
     inventory: Inventory,
     options: VenvOptions,
+    installer: Installer,
 }
 
 impl VenvBackend {
     /// A backend resolving interpreters from `inventory` and creating environments with
-    /// `options` (its `prompt` is ignored: each environment's prompt is its name).
+    /// `options` (its `prompt` is ignored: each environment's prompt is its name). Packages
+    /// are installed with the first `uv` on `PATH`, else with each environment's own pip.
     pub fn new(inventory: Inventory, options: VenvOptions) -> Self {
-        VenvBackend { inventory, options }
+        VenvBackend {
+            inventory,
+            options,
+            installer: Installer::detect(None),
+        }
+    }
+
+    /// Installs packages with `installer`: `uv pip`, or the environment's own pip (seeded
+    /// from the seed cache into an environment that has none).
+    pub fn with_installer(mut self, installer: Installer) -> Self {
+        self.installer = installer;
+        self
+    }
+
+    /// What installs packages.
+    pub fn installer(&self) -> &Installer {
+        &self.installer
     }
 
     async fn handle(self, request: BackendRequest) -> Result<BackendResponse, BackendError> {
@@ -49,6 +68,16 @@ impl VenvBackend {
             BackendRequest::Run(request) => run(request).await.map(BackendResponse::Ran),
             BackendRequest::Remove(request) => {
                 remove(request).await.map(|()| BackendResponse::Removed)
+            }
+            BackendRequest::Install(request) => {
+                crate::install::install(&self.installer, &self.inventory, &self.options, &request)
+                    .await
+                    .map(|()| BackendResponse::Installed)
+            }
+            BackendRequest::Uninstall(request) => {
+                crate::install::uninstall(&self.installer, &self.inventory, &self.options, &request)
+                    .await
+                    .map(|()| BackendResponse::Uninstalled)
             }
         }
     }

@@ -1,0 +1,180 @@
+//! `environment/install` and `environment/uninstall`, and the install step of
+//! `environment/create` with `packages`.
+//!
+//! An install uses its environment as a `get` or an `execute` does (a `delete` read after it
+//! waits for it), and installs into one environment run one at a time: in this process in the
+//! order they got their turn, across processes through the environment's install lock.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::Path;
+use std::sync::{Arc, Mutex, Weak};
+
+use wsp_backend::install::{lock_environment, InstallSource, INSTALL_FAILED};
+use wsp_backend::{BackendRequest, BackendResponse, InstallRequest, UninstallRequest};
+use wsp_protocol::params::PackageSource;
+use wsp_protocol::{error, EnvironmentDetails, InstallParams, UninstallParams};
+
+use super::handlers::{details, Answer};
+use super::progress::{Progress, Span};
+use super::{backend_error, unexpected_response, Environments};
+use crate::server::Notifier;
+
+/// One turn at a time per environment, in this process.
+#[derive(Default)]
+pub(super) struct Turns {
+    turns: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
+}
+
+impl Turns {
+    /// Waits for `id`'s turn; it lasts until the guard drops.
+    async fn take(&self, id: &str) -> tokio::sync::OwnedMutexGuard<()> {
+        let turn = {
+            let mut turns = self.turns.lock().unwrap_or_else(|p| p.into_inner());
+            turns.retain(|_, turn| turn.strong_count() > 0);
+            match turns.get(id).and_then(Weak::upgrade) {
+                Some(turn) => turn,
+                None => {
+                    let turn = Arc::new(tokio::sync::Mutex::new(()));
+                    turns.insert(id.to_owned(), Arc::downgrade(&turn));
+                    turn
+                }
+            }
+        };
+        turn.lock_owned().await
+    }
+}
+
+/// What to install, for [`Environments::install_into`].
+pub(super) struct Packages<'a> {
+    pub(super) packages: Vec<String>,
+    pub(super) source: &'a PackageSource,
+    pub(super) upgrade: bool,
+}
+
+impl Environments {
+    pub(super) fn install(
+        self,
+        params: InstallParams,
+        notifier: Option<Notifier>,
+    ) -> impl Future<Output = Answer<EnvironmentDetails>> {
+        let token = self.inner.usage.begin(&params.id);
+        async move {
+            let _token = token.ok_or_else(|| error::environment_not_found(&params.id))?;
+            let guard = self.acquire_use(&params.id).await?;
+            let record = guard.record().clone();
+            let progress = Progress::new(notifier, params.work_done_token.clone());
+            let count = params.packages.len();
+            let title = format!(
+                "Installing {count} package{} into {}",
+                if count == 1 { "" } else { "s" },
+                record.name
+            );
+            progress.begin(title, Some(params.packages.join(" "))).await;
+            let packages = Packages {
+                packages: params.packages,
+                source: &params.source,
+                upgrade: params.upgrade,
+            };
+            let installed = self
+                .install_into(&record.root, &record.id, packages, &progress, Span::WHOLE)
+                .await;
+            let described = match installed {
+                Ok(()) => self.describe(&record.root).await,
+                Err(e) => Err(e),
+            };
+            let end = match &described {
+                Ok(description) => format!(
+                    "{} packages installed in {}",
+                    description.installed_packages.len(),
+                    record.name
+                ),
+                Err(_) => "The install failed; the environment is as it was".to_owned(),
+            };
+            progress.end(end).await;
+            Ok(details(record, described?))
+        }
+    }
+
+    pub(super) fn uninstall(
+        self,
+        params: UninstallParams,
+    ) -> impl Future<Output = Answer<EnvironmentDetails>> {
+        let token = self.inner.usage.begin(&params.id);
+        async move {
+            let _token = token.ok_or_else(|| error::environment_not_found(&params.id))?;
+            let guard = self.acquire_use(&params.id).await?;
+            let record = guard.record().clone();
+            let _turn = self.inner.turns.take(&record.id).await;
+            let _lock = lock(&record.root).await?;
+            let response = self
+                .call_backend(BackendRequest::Uninstall(UninstallRequest {
+                    root: record.root.clone(),
+                    environment_id: record.id.clone(),
+                    packages: params.packages,
+                }))
+                .await
+                .map_err(backend_error)?;
+            if !matches!(response, BackendResponse::Uninstalled) {
+                return Err(unexpected_response("uninstall"));
+            }
+            let description = self.describe(&record.root).await?;
+            Ok(details(record, description))
+        }
+    }
+
+    /// Installs into the environment at `root` (id `id`) on its turn, the installer's steps
+    /// reported through `progress` within `span`.
+    pub(super) async fn install_into(
+        &self,
+        root: &Path,
+        id: &str,
+        packages: Packages<'_>,
+        progress: &Progress,
+        span: Span,
+    ) -> Answer<()> {
+        let _turn = self.inner.turns.take(id).await;
+        let _lock = lock(root).await?;
+        let source = self.source(packages.source);
+        let response = progress
+            .forward(span, |sink| {
+                self.call_backend(BackendRequest::Install(InstallRequest {
+                    root: root.to_owned(),
+                    environment_id: id.to_owned(),
+                    packages: packages.packages,
+                    source,
+                    upgrade: packages.upgrade,
+                    progress: sink,
+                }))
+            })
+            .await
+            .map_err(backend_error)?;
+        match response {
+            BackendResponse::Installed => Ok(()),
+            _ => Err(unexpected_response("install")),
+        }
+    }
+
+    /// The request's package source over the server's defaults: its `find_links` after the
+    /// server's, its `index_url` and `no_index` instead of the server's.
+    fn source(&self, request: &PackageSource) -> InstallSource {
+        let defaults = &self.inner.install_defaults;
+        let mut find_links = defaults.find_links.clone();
+        find_links.extend(request.find_links.iter().cloned());
+        InstallSource {
+            find_links,
+            index_url: request
+                .index_url
+                .clone()
+                .or_else(|| defaults.index_url.clone()),
+            no_index: request.no_index.unwrap_or(defaults.no_index),
+        }
+    }
+}
+
+async fn lock(root: &Path) -> Answer<wsp_backend::install::InstallLock> {
+    lock_environment(root).await.map_err(|e| {
+        let detail = format!("cannot take the install lock of {}: {e}", root.display());
+        error::execution_failed(INSTALL_FAILED, &detail, None)
+    })
+}

@@ -1,0 +1,197 @@
+//! Shared by the install tests: distributions built here, a loopback package index, servers
+//! with or without uv, and requests whose notifications are collected.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use wsp_backend::install::testing::{write_simple_index, Distribution};
+
+use crate::support::{request, Server};
+
+/// The wheels every install test uses: `wsp-alpha` 1.0 and 2.0, `wsp-beta` 1.0 (which
+/// requires `wsp-alpha`), `wsp-gamma` 1.0.
+pub fn wheels(dir: &Path) -> Vec<PathBuf> {
+    [
+        Distribution::new("wsp-alpha", "1.0"),
+        Distribution::new("wsp-alpha", "2.0"),
+        Distribution::new("wsp-beta", "1.0").requires("wsp-alpha"),
+        Distribution::new("wsp-gamma", "1.0"),
+    ]
+    .iter()
+    .map(|d| d.write_wheel(dir).expect("the wheel is written"))
+    .collect()
+}
+
+/// The directory holding the `uv` on `PATH` (the CI script puts one there).
+pub fn uv_dir() -> PathBuf {
+    let uv = wsp_backend::install::find_uv(None).expect("uv is on PATH (.ci/run installs it)");
+    uv.parent().expect("uv has a directory").to_owned()
+}
+
+/// `PATH` without the directory of uv: a venv server started with it installs with pip.
+pub fn path_without_uv() -> String {
+    let uv_dir = uv_dir();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let kept: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|dir| *dir != uv_dir && !dir.join("uv").exists())
+        .collect();
+    std::env::join_paths(kept)
+        .expect("PATH joins")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Which installer a venv server uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum With {
+    /// `uv pip`.
+    Uv,
+    /// The environment's own pip (no uv on the server's `PATH`).
+    Pip,
+}
+
+impl With {
+    pub const BOTH: [With; 2] = [With::Uv, With::Pip];
+}
+
+/// A venv server in `state_dir` installing with `with`.
+pub fn venv_server(state_dir: &Path, with: With, extra: &[&str]) -> Server {
+    match with {
+        With::Uv => Server::start_in(state_dir, extra),
+        With::Pip => {
+            let path = path_without_uv();
+            Server::start_with_env(state_dir, extra, &[("PATH", &path)])
+        }
+    }
+}
+
+/// Sends a request and reads until its response; returns the notifications that came before
+/// it and the response.
+pub async fn call_collecting(
+    server: &mut Server,
+    id: impl Into<Value>,
+    method: &str,
+    params: Value,
+) -> (Vec<Value>, Value) {
+    let id = id.into();
+    server.send(&request(id.clone(), method, params)).await;
+    let mut notifications = Vec::new();
+    loop {
+        let message = server.recv().await;
+        if message.get("id").is_none() {
+            notifications.push(message);
+        } else {
+            assert_eq!(
+                message["id"], id,
+                "a response to another request: {message}"
+            );
+            return (notifications, message);
+        }
+    }
+}
+
+/// The result of a request that must succeed (notifications are skipped).
+pub async fn ok(server: &mut Server, id: i64, method: &str, params: Value) -> Value {
+    let (_, response) = call_collecting(server, id, method, params).await;
+    match response.get("result") {
+        Some(result) => result.clone(),
+        None => panic!("{method} failed: {response}"),
+    }
+}
+
+/// Creates environment `name` on Python 3.12 and returns its details.
+pub async fn create(server: &mut Server, id: i64, name: &str) -> Value {
+    let params = json!({"name": name, "python_version": "3.12"});
+    ok(server, id, "environment/create", params).await
+}
+
+/// `(name, version)` of each installed package.
+pub fn installed(details: &Value) -> Vec<(String, String)> {
+    details["installed_packages"]
+        .as_array()
+        .expect("installed_packages")
+        .iter()
+        .map(|p| {
+            let field = |k: &str| p[k].as_str().expect("a string").to_owned();
+            (field("name"), field("version"))
+        })
+        .collect()
+}
+
+/// The version of `name` installed, if any.
+pub fn version_of(details: &Value, name: &str) -> Option<String> {
+    installed(details)
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v)
+}
+
+/// Runs Python in the environment and returns its stdout, trimmed.
+pub async fn python(server: &mut Server, id: i64, env: &Value, code: &str) -> String {
+    let params = json!({"id": env, "argv": ["python", "-c", code]});
+    let ran = ok(server, id, "environment/execute", params).await;
+    assert_eq!(ran["exit_code"], 0, "{ran}");
+    ran["stdout"].as_str().expect("stdout").trim().to_owned()
+}
+
+/// A static HTTP server on loopback over `dir` (`python -m http.server`), killed on drop.
+pub struct IndexServer {
+    child: tokio::process::Child,
+    // Held open: the server must not write into a closed pipe.
+    _stdout: BufReader<tokio::process::ChildStdout>,
+    pub url: String,
+}
+
+impl IndexServer {
+    /// Lays `files` out as a simple index in `dir` and serves it; the port is read from the
+    /// server's own first line.
+    pub async fn start(dir: &Path, files: &[PathBuf]) -> IndexServer {
+        write_simple_index(dir, files).expect("the index is written");
+        let python = wsp_backend_conda::testing::pyenv_root()
+            .expect("pyenv")
+            .join("versions/3.12.1/bin/python3.12");
+        let mut child = tokio::process::Command::new(python)
+            .args(["-u", "-m", "http.server", "--bind", "127.0.0.1", "0"])
+            .current_dir(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("http.server starts");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        stdout
+            .read_line(&mut line)
+            .await
+            .expect("http.server says where it serves");
+        // "Serving HTTP on 127.0.0.1 port 41234 (http://127.0.0.1:41234/) ..."
+        let port = line
+            .split("port ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        IndexServer {
+            child,
+            _stdout: stdout,
+            url: format!("http://127.0.0.1:{port}/simple/"),
+        }
+    }
+}
+
+impl Drop for IndexServer {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+/// Makes a FIFO at `path`.
+pub fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+}
