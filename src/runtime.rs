@@ -8,9 +8,10 @@
 //! and writes the answers.
 //!
 //! One task does all of it:
-//! - Reading goes on while requests run; it pauses only while the output cannot take more
-//!   (a client that does not read) or while [`RuntimeOptions::max_pending`] requests are
-//!   unanswered, so memory stays bounded whatever the client does.
+//! - Reading goes on while requests run; it pauses only while
+//!   [`RuntimeOptions::max_pending`] answers are owed (read, and not yet handed to the output:
+//!   a batch counts each of its answers), so memory stays bounded whatever the client does, and
+//!   a client that does not read makes the server stop reading once that many wait.
 //! - Answers that are ready are all queued before one flush, and a flush follows as soon as
 //!   nothing else is ready, so a lone answer is never held back.
 //! - A batch is answered with one array once all its requests are.
@@ -80,7 +81,8 @@ impl<S: Stream<Item = io::Result<Frame>> + Unpin> FrameSource for Messages<S> {}
 /// How the runtime runs.
 #[derive(Debug, Clone)]
 pub struct RuntimeOptions {
-    /// Requests read and not yet answered, past which reading pauses.
+    /// Answers owed (messages read whose answers are not yet handed to the output), past which
+    /// reading pauses.
     pub max_pending: usize,
 }
 
@@ -110,6 +112,8 @@ where
         output,
         output_broken: false,
         unflushed: false,
+        output_blocked: false,
+        pending: 0,
         in_flight: FuturesUnordered::new(),
         ready: VecDeque::new(),
         notifications,
@@ -127,9 +131,14 @@ struct Session<S: Service<Request, Response = Response, Error = Infallible>, I, 
     output: O,
     output_broken: bool,
     unflushed: bool,
+    /// The output did not take more the last time it was asked.
+    output_blocked: bool,
+    /// Answers owed for the messages read so far and not yet handed to the output (a batch
+    /// counts each of its answers).
+    pending: usize,
     in_flight: FuturesUnordered<Answer<S::Future>>,
-    /// Answers ready and not yet in the output.
-    ready: VecDeque<Bytes>,
+    /// Answers ready and not yet in the output, each with the number of answers it holds.
+    ready: VecDeque<(Bytes, usize)>,
     /// Notifications handlers send; each is written before the answer of its handler.
     notifications: mpsc::Receiver<Bytes>,
     /// The rest of a payload whose next request waits for the stack to be ready.
@@ -181,16 +190,12 @@ where
 
     /// Moves every ready answer into the output while it takes more.
     fn write_answers(&mut self, cx: &mut Context<'_>) -> bool {
-        let mut progressed = collect_ready(&mut self.in_flight, &mut self.ready, cx);
+        let mut progressed = self.collect_ready(cx);
         // Every notification queued so far goes first: a handler queues its notifications
         // before its answer is ready, so none of them can come after that answer.
         loop {
-            if !self.output_broken {
-                match Pin::new(&mut self.output).poll_ready(cx) {
-                    Poll::Ready(Ok(())) => {}
-                    Poll::Ready(Err(e)) => self.broken(&e),
-                    Poll::Pending => return progressed,
-                }
+            if !self.output_can_take(cx) {
+                return progressed;
             }
             let Poll::Ready(Some(notification)) = self.notifications.poll_recv(cx) else {
                 break;
@@ -204,17 +209,14 @@ where
             }
         }
         while !self.ready.is_empty() {
-            if !self.output_broken {
-                match Pin::new(&mut self.output).poll_ready(cx) {
-                    Poll::Ready(Ok(())) => {}
-                    Poll::Ready(Err(e)) => self.broken(&e),
-                    Poll::Pending => return progressed,
-                }
+            if !self.output_can_take(cx) {
+                return progressed;
             }
             progressed = true;
-            let Some(payload) = self.ready.pop_front() else {
+            let Some((payload, answers)) = self.ready.pop_front() else {
                 break;
             };
+            self.pending -= answers;
             if self.output_broken {
                 continue;
             }
@@ -226,6 +228,31 @@ where
         progressed
     }
 
+    /// Whether the output takes another answer now (a broken output takes, and drops, all).
+    fn output_can_take(&mut self, cx: &mut Context<'_>) -> bool {
+        if self.output_broken {
+            return true;
+        }
+        match Pin::new(&mut self.output).poll_ready(cx) {
+            Poll::Ready(Ok(())) => {
+                self.output_blocked = false;
+                true
+            }
+            Poll::Ready(Err(e)) => {
+                self.broken(&e);
+                true
+            }
+            Poll::Pending => {
+                self.output_blocked = true;
+                false
+            }
+        }
+    }
+
+    fn collect_ready(&mut self, cx: &mut Context<'_>) -> bool {
+        collect_ready(&mut self.in_flight, &mut self.ready, &mut self.pending, cx)
+    }
+
     fn flush(&mut self, cx: &mut Context<'_>) {
         if !self.unflushed || self.output_broken {
             self.unflushed = false;
@@ -234,7 +261,7 @@ where
         match Pin::new(&mut self.output).poll_flush(cx) {
             Poll::Ready(Ok(())) => self.unflushed = false,
             Poll::Ready(Err(e)) => self.broken(&e),
-            Poll::Pending => {}
+            Poll::Pending => self.output_blocked = true,
         }
     }
 
@@ -254,14 +281,16 @@ where
                 }
                 progressed = true;
             }
-            if self.unflushed || self.in_flight.len() + self.ready.len() >= self.options.max_pending
-            {
+            if self.pending >= self.options.max_pending {
                 return progressed;
             }
             let Some(input) = self.input.as_mut() else {
                 return progressed;
             };
-            if !self.ready.is_empty() && !input.has_buffered() {
+            // Answer first when nothing more is buffered and the output takes it: a lone
+            // request is answered without waiting for another read. A blocked output doesn't
+            // stop reading (the pending bound does), so EOF and `exit` are still seen.
+            if !self.ready.is_empty() && !input.has_buffered() && !self.output_blocked {
                 return progressed;
             }
             let frame = match Pin::new(input).poll_next(cx) {
@@ -339,16 +368,19 @@ where
                 None => {
                     // Polled before the next message is read: what is answered at once costs
                     // no more, and what is still running is set up (cancellable) in read order.
+                    self.pending += 1;
                     self.in_flight.push(Answer::Single(element));
-                    collect_ready(&mut self.in_flight, &mut self.ready, cx);
+                    collect_ready(&mut self.in_flight, &mut self.ready, &mut self.pending, cx);
                 }
             }
         }
         if let Some(Some(batch)) = self.parked.take().map(|parked| parked.batch) {
             if !batch.is_empty() {
+                let answers = batch.len();
+                self.pending += answers;
                 self.in_flight
-                    .push(Answer::Batch(futures::future::join_all(batch)));
-                collect_ready(&mut self.in_flight, &mut self.ready, cx);
+                    .push(Answer::Batch(answers, futures::future::join_all(batch)));
+                self.collect_ready(cx);
             }
         }
         if ended {
@@ -358,7 +390,10 @@ where
     }
 
     fn answer_now(&mut self, response: &Response) {
-        self.ready.extend(encode(response));
+        if let Some(payload) = encode(response) {
+            self.pending += 1;
+            self.ready.push_back((payload, 1));
+        }
     }
 
     fn end_input(&mut self) {
@@ -375,16 +410,20 @@ where
 /// Polls what is in flight and queues every answer that is ready; whether there was one.
 fn collect_ready<F>(
     in_flight: &mut FuturesUnordered<Answer<F>>,
-    ready: &mut VecDeque<Bytes>,
+    ready: &mut VecDeque<(Bytes, usize)>,
+    pending: &mut usize,
     cx: &mut Context<'_>,
 ) -> bool
 where
     F: Future<Output = Result<Response, Infallible>>,
 {
     let mut any = false;
-    while let Poll::Ready(Some(answer)) = Pin::new(&mut *in_flight).poll_next(cx) {
+    while let Poll::Ready(Some((payload, answers))) = Pin::new(&mut *in_flight).poll_next(cx) {
         any = true;
-        ready.extend(answer);
+        match payload {
+            Some(payload) => ready.push_back((payload, answers)),
+            None => *pending -= answers,
+        }
     }
     any
 }
@@ -429,19 +468,26 @@ where
 #[pin_project(project = AnswerProj)]
 enum Answer<F: Future<Output = Result<Response, Infallible>>> {
     Single(#[pin] Element<F>),
-    Batch(#[pin] futures::future::JoinAll<Element<F>>),
+    /// A batch's answers, how many, and their futures.
+    Batch(usize, #[pin] futures::future::JoinAll<Element<F>>),
 }
 
 impl<F> Future for Answer<F>
 where
     F: Future<Output = Result<Response, Infallible>>,
 {
-    type Output = Option<Bytes>;
+    /// The payload (`None` if it could not be serialized) and how many answers it holds.
+    type Output = (Option<Bytes>, usize);
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project() {
-            AnswerProj::Single(element) => element.poll(cx).map(|response| encode(&response)),
-            AnswerProj::Batch(elements) => elements.poll(cx).map(|responses| encode(&responses)),
+            AnswerProj::Single(element) => element.poll(cx).map(|response| (encode(&response), 1)),
+            AnswerProj::Batch(answers, elements) => {
+                let answers = *answers;
+                elements
+                    .poll(cx)
+                    .map(|responses| (encode(&responses), answers))
+            }
         }
     }
 }
