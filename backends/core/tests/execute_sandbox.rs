@@ -9,7 +9,7 @@ use std::io::ErrorKind;
 use std::net::{TcpListener, UdpSocket};
 use std::os::unix::net::UnixListener;
 
-use execute_sandbox_support::{containing_modes, op, Fixture};
+use execute_sandbox_support::{containing_modes, op, Fixture, BOUND};
 use wsp_backend::execute::{
     containment_mode, sandbox_availability, ContainmentMode, RunOptions, SANDBOX_UNAVAILABLE,
 };
@@ -290,4 +290,100 @@ async fn the_process_group_containment_is_refused() {
         other => panic!("{other:?}"),
     }
     assert!(!marker.exists());
+}
+
+#[tokio::test]
+async fn a_tmpdir_made_unremovable_is_still_removed() {
+    let fixture = Fixture::new();
+    let script = "mkdir -p \"$TMPDIR/locked/inner\" && : > \"$TMPDIR/locked/inner/file\" && \
+                  chmod 000 \"$TMPDIR/locked/inner\" \"$TMPDIR/locked\" && echo \"$TMPDIR\"";
+    let result = fixture
+        .run(&["sh", "-c", script], fixture.sandboxed(containment_mode()))
+        .await
+        .unwrap();
+    assert_eq!(result.exit_code, 0, "{result:?}");
+    let tmpdir = std::path::PathBuf::from(result.stdout.trim_end());
+    assert!(tmpdir.is_absolute(), "{result:?}");
+    assert!(!tmpdir.exists(), "{} was not removed", tmpdir.display());
+}
+
+#[tokio::test]
+async fn a_cancelled_run_removes_its_tmpdir() {
+    for mode in containing_modes() {
+        let fixture = Fixture::new();
+        let (sink, mut chunks) = tokio::sync::mpsc::channel(16);
+        let options = RunOptions {
+            output: Some(sink),
+            ..fixture.sandboxed(mode)
+        };
+        let script = "echo \"$TMPDIR\"; : > \"$TMPDIR/file\"; exec sleep 300";
+        let argv = ["sh", "-c", script];
+        let mut run = Box::pin(fixture.run(&argv, options));
+        let chunk = tokio::select! {
+            chunk = chunks.recv() => chunk.expect("the TMPDIR line"),
+            ended = &mut run => panic!("{mode:?}: the run ended first: {ended:?}"),
+        };
+        let tmpdir = std::path::PathBuf::from(chunk.data.trim_end());
+        let removal = Removal::watch(&tmpdir);
+        drop(run);
+        assert!(
+            removal.wait(BOUND),
+            "{mode:?}: {} was not removed",
+            tmpdir.display()
+        );
+    }
+}
+
+/// Waits for a directory's removal with inotify (on its parent), not by polling.
+struct Removal {
+    inotify: std::os::fd::OwnedFd,
+    path: std::path::PathBuf,
+}
+
+impl Removal {
+    fn watch(path: &std::path::Path) -> Self {
+        use std::os::fd::FromRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        // SAFETY: plain system calls on a descriptor this function owns.
+        unsafe {
+            let fd = libc::inotify_init1(libc::IN_CLOEXEC);
+            assert!(fd >= 0);
+            let parent =
+                std::ffi::CString::new(path.parent().unwrap().as_os_str().as_bytes()).unwrap();
+            assert!(libc::inotify_add_watch(fd, parent.as_ptr(), libc::IN_DELETE) >= 0);
+            Removal {
+                inotify: std::os::fd::OwnedFd::from_raw_fd(fd),
+                path: path.to_owned(),
+            }
+        }
+    }
+
+    /// Whether the directory is gone within `bound`.
+    fn wait(&self, bound: std::time::Duration) -> bool {
+        use std::os::fd::AsRawFd;
+        let deadline = std::time::Instant::now() + bound;
+        while self.path.exists() {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            let mut poll = libc::pollfd {
+                fd: self.inotify.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd; the buffer is large enough for several events.
+            unsafe {
+                if libc::poll(&mut poll, 1, left.as_millis().max(1) as libc::c_int) > 0 {
+                    let mut events = [0u8; 4096];
+                    libc::read(
+                        self.inotify.as_raw_fd(),
+                        events.as_mut_ptr().cast(),
+                        events.len(),
+                    );
+                }
+            }
+        }
+        true
+    }
 }

@@ -16,6 +16,7 @@ use wsp_protocol::ExecuteResult;
 #[path = "../execute_support/mod.rs"]
 pub mod execute_support;
 
+#[allow(unused_imports)]
 pub use execute_support::{containing_modes, python3, BOUND};
 
 pub const ID: &str = "env-aaaaaaaaaaaa";
