@@ -37,7 +37,16 @@ async fn writes_outside_the_root_and_tmpdir_are_refused() {
         std::os::unix::fs::symlink(&file, root.join("to-outside-file")).unwrap();
         let via_proc = format!("/proc/self/root{}", file.display());
         let via_proc_new = format!("/proc/self/root{}", fixture.outside("via-proc").display());
-        let shared_tmp = std::env::temp_dir().join(format!("wsp-escape-{}", std::process::id()));
+        // Unique names, so that a failed run leaves nothing that passes the next one.
+        let shared_tmp = std::env::temp_dir().join(format!(
+            "wsp-escape-{}-{}",
+            std::process::id(),
+            fixture.state.path().file_name().unwrap().to_str().unwrap()
+        ));
+        let shm = std::path::PathBuf::from(format!(
+            "/dev/shm/{}",
+            shared_tmp.file_name().unwrap().to_str().unwrap()
+        ));
         let state = fixture.state.path();
         let escapes = [
             op("append", &[&file]),
@@ -52,7 +61,7 @@ async fn writes_outside_the_root_and_tmpdir_are_refused() {
             op("append", &[std::path::Path::new(&via_proc)]),
             op("create", &[std::path::Path::new(&via_proc_new)]),
             op("create", &[&shared_tmp]),
-            op("create", &[std::path::Path::new("/dev/shm/wsp-escape")]),
+            op("create", &[&shm]),
             op("append", &[&fixture.other_root.join("secret.txt")]),
             op("create", &[&fixture.other_root.join("new")]),
             op("create", &[&state.join("new")]),
@@ -92,6 +101,7 @@ async fn writes_outside_the_root_and_tmpdir_are_refused() {
             fixture.outside("newdir"),
             dir.join("through-symlink"),
             shared_tmp.clone(),
+            shm.clone(),
             fixture.other_root.join("new"),
             state.join("new"),
         ] {

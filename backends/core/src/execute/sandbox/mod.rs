@@ -34,8 +34,8 @@
 //! reason [`SANDBOX_UNAVAILABLE`]; nothing runs unconfined.
 //!
 //! A sandbox needs a containment that holds new sessions (a cgroup or a PID namespace): a
-//! process that outlived its run could write to the removed `TMPDIR`'s successor paths or race
-//! its removal. Any machine that can make the sandbox's user namespace can make such a PID
+//! process that outlived its run would go on writing into the environment after the answer,
+//! and race the removal of its `TMPDIR`. Any machine that can make the sandbox's user namespace can make such a PID
 //! namespace, so this only refuses an explicitly chosen process-group containment.
 //!
 //! # What Landlock (ABI ≤ 7) does not cover

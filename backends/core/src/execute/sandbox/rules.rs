@@ -49,14 +49,16 @@ pub(super) fn ruleset(
     let hidden: Vec<&[OsString]> = hidden.iter().map(Vec::as_slice).collect();
     let root = open(None, Path::new("/"), OFlags::DIRECTORY)
         .map_err(|error| format!("cannot open /: {error}"))?;
-    let mut readable = Vec::new();
-    complement(&root, Path::new("/"), &hidden, &mut readable);
-    for (fd, is_dir) in readable {
+    // Each rule is added as its entry is found, so only the directories on the way are open
+    // at once, however many entries they hold.
+    let mut grant = |fd: OwnedFd, is_dir: bool| {
         let access = if is_dir { read } else { read & file };
-        created = created
+        (&mut created)
             .add_rule(PathBeneath::new(fd, access))
-            .map_err(failed)?;
-    }
+            .map(|_| ())
+            .map_err(failed)
+    };
+    complement(&root, Path::new("/"), &hidden, &mut grant)?;
     for name in DEVICES {
         let path = Path::new("/dev").join(name);
         let Ok(fd) = open(None, &path, OFlags::empty()) else {
@@ -78,21 +80,21 @@ pub(super) fn ruleset(
     Ok(created)
 }
 
-/// Collects into `readable` every entry of `dir` (at `path`) that lies on no hidden path,
-/// and walks into the entries that lead to one. `hidden` holds the hidden paths' remaining
-/// components below `dir`; an empty one means `dir` itself is hidden.
+/// Grants every entry of `dir` (at `path`) that lies on no hidden path, and walks into the
+/// entries that lead to one. `hidden` holds the hidden paths' remaining components below
+/// `dir`; an empty one means `dir` itself is hidden.
 fn complement(
     dir: &OwnedFd,
     path: &Path,
     hidden: &[&[OsString]],
-    readable: &mut Vec<(OwnedFd, bool)>,
-) {
+    grant: &mut dyn FnMut(OwnedFd, bool) -> Result<(), String>,
+) -> Result<(), String> {
     if hidden.iter().any(|rest| rest.is_empty()) || path == Path::new("/dev") {
-        return;
+        return Ok(());
     }
     // A directory that cannot be listed grants nothing: its entries stay unreadable.
     let Ok(entries) = std::fs::read_dir(path) else {
-        return;
+        return Ok(());
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
@@ -108,12 +110,13 @@ fn complement(
             continue;
         };
         match kind(&fd) {
-            Some(FileType::Directory) if below.is_empty() => readable.push((fd, true)),
-            Some(FileType::Directory) => complement(&fd, &path.join(&name), &below, readable),
-            Some(FileType::RegularFile) if below.is_empty() => readable.push((fd, false)),
+            Some(FileType::Directory) if below.is_empty() => grant(fd, true)?,
+            Some(FileType::Directory) => complement(&fd, &path.join(&name), &below, grant)?,
+            Some(FileType::RegularFile) if below.is_empty() => grant(fd, false)?,
             _ => {}
         }
     }
+    Ok(())
 }
 
 /// Opens `path` (relative to `dir` when given) as `O_PATH`, never through a final symlink.
