@@ -143,6 +143,11 @@ impl Serialize for NumberId {
 }
 
 impl Id {
+    /// A number id whose text is the number's own rendering.
+    pub(crate) fn from_number(n: Number) -> Id {
+        Id::Number(NumberId(Repr::Plain(n)))
+    }
+
     /// Reads an id from a raw JSON value, keeping a number's text; `None` when the value can't
     /// be an id (or is a string that is not valid Unicode, such as a lone surrogate escape).
     pub fn from_raw(raw: &RawValue) -> Option<Id> {
@@ -158,7 +163,7 @@ impl Id {
     pub fn from_value(value: &Value) -> Option<Id> {
         match value {
             Value::Null => Some(Id::Null),
-            Value::Number(n) => Some(Id::Number(NumberId(Repr::Plain(n.clone())))),
+            Value::Number(n) => Some(Id::from_number(n.clone())),
             Value::String(s) => Some(Id::String(s.clone())),
             _ => None,
         }
@@ -185,7 +190,7 @@ impl<'de> Deserialize<'de> for Id {
 
 impl From<i64> for Id {
     fn from(n: i64) -> Self {
-        Id::Number(NumberId(Repr::Plain(n.into())))
+        Id::from_number(n.into())
     }
 }
 

@@ -92,8 +92,8 @@ pub fn parse_payload(text: &str) -> Payload {
 struct Envelope<'a> {
     #[serde(default, borrow)]
     jsonrpc: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<PlainId>,
     #[serde(default, deserialize_with = "present")]
     method: Option<String>,
     #[serde(default, deserialize_with = "present")]
@@ -128,6 +128,47 @@ impl<'de: 'a, 'a> Deserialize<'de> for ObjectEnvelope<'a> {
     }
 }
 
+/// An id the fast path reads without keeping its text: a string, `null`, or a number that
+/// serde_json reads as a 64-bit integer (so written plainly, and its text is its own rendering).
+/// Any other number fails the fast path, and [`parse_payload_via_value`] keeps its text.
+struct PlainId(Id);
+
+impl<'de> Deserialize<'de> for PlainId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct PlainIdVisitor;
+
+        impl serde::de::Visitor<'_> for PlainIdVisitor {
+            type Value = PlainId;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string, null or an integer written plainly")
+            }
+
+            fn visit_unit<E: serde::de::Error>(self) -> Result<PlainId, E> {
+                Ok(PlainId(Id::Null))
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<PlainId, E> {
+                Ok(PlainId(Id::from_number(n.into())))
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<PlainId, E> {
+                Ok(PlainId(Id::from_number(n.into())))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<PlainId, E> {
+                Ok(PlainId(Id::String(s.to_owned())))
+            }
+
+            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<PlainId, E> {
+                Ok(PlainId(Id::String(s)))
+            }
+        }
+
+        deserializer.deserialize_any(PlainIdVisitor)
+    }
+}
+
 fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
 where
     D: serde::Deserializer<'de>,
@@ -139,15 +180,7 @@ where
 impl Envelope<'_> {
     /// The same decisions, in the same order, as [`classify_raw`].
     fn classify(self) -> Incoming {
-        let id = match read_id(self.id) {
-            Ok(id) => id,
-            Err(reason) => {
-                return Incoming::Invalid {
-                    id: Id::Null,
-                    reason: reason.into(),
-                }
-            }
-        };
+        let id = self.id.map(|PlainId(id)| id);
         let invalid = |reason: &str| Incoming::Invalid {
             id: id.clone().unwrap_or(Id::Null),
             reason: reason.to_owned(),
