@@ -46,6 +46,26 @@ pub enum Command {
         /// The Python version: MAJOR.MINOR (newest patch) or MAJOR.MINOR.PATCH.
         #[arg(long, value_name = "X.Y")]
         python: String,
+        /// A package to install before the environment is committed (a PEP 508 requirement,
+        /// a wheel's path, or a conda match spec); repeatable.
+        #[arg(short = 'p', long = "package", value_name = "PKG")]
+        packages: Vec<String>,
+        /// Where to look for the packages.
+        #[command(flatten)]
+        source: SourceArgs,
+        /// Client options.
+        #[command(flatten)]
+        client: ClientArgs,
+    },
+    /// Install packages into an environment.
+    Install(InstallArgs),
+    /// Uninstall packages from an environment (names that are not installed are ignored).
+    Uninstall {
+        /// An environment id, or a name.
+        target: String,
+        /// The names of the packages to remove.
+        #[arg(required = true, value_name = "PKG")]
+        packages: Vec<String>,
         /// Client options.
         #[command(flatten)]
         client: ClientArgs,
@@ -80,6 +100,55 @@ pub enum Command {
     },
 }
 
+/// `wsp install ID|NAME PKG... [--upgrade]`.
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// An environment id, or a name.
+    pub target: String,
+    /// PEP 508 requirements or distribution paths (conda: match specs).
+    #[arg(required = true, value_name = "PKG")]
+    pub packages: Vec<String>,
+    /// Install the newest versions that satisfy the requirements, even over installed ones.
+    #[arg(long, short = 'U')]
+    pub upgrade: bool,
+    /// Where to look for the packages.
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Client options.
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+/// Where an install looks for packages, on top of the server's defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Args)]
+pub struct SourceArgs {
+    /// A directory or URL of distributions to look in; repeatable (a relative path is taken
+    /// from the current directory).
+    #[arg(long, value_name = "DIR|URL", value_parser = super::serve_args::parse_location)]
+    pub find_links: Vec<String>,
+    /// The package index to use instead of the default.
+    #[arg(long, value_name = "URL")]
+    pub index_url: Option<String>,
+    /// Use no package index, only --find-links.
+    #[arg(long)]
+    pub no_index: bool,
+}
+
+impl SourceArgs {
+    /// Adds these options to a request's params.
+    pub fn add_to(&self, params: &mut serde_json::Map<String, serde_json::Value>) {
+        if !self.find_links.is_empty() {
+            params.insert("find_links".into(), self.find_links.clone().into());
+        }
+        if let Some(url) = &self.index_url {
+            params.insert("index_url".into(), url.clone().into());
+        }
+        if self.no_index {
+            params.insert("no_index".into(), true.into());
+        }
+    }
+}
+
 /// `wsp exec ID|NAME [--cwd DIR] [--env K=V]... -- ARGV...`.
 #[derive(Debug, Args)]
 pub struct ExecArgs {
@@ -91,6 +160,14 @@ pub struct ExecArgs {
     /// An environment variable for the command; repeatable.
     #[arg(long = "env", value_name = "K=V", value_parser = parse_env_pair)]
     pub env: Vec<(String, String)>,
+    /// Kill the command (and everything it started) after this long: `30s`, `500ms`, or
+    /// seconds. A command that timed out makes `wsp exec` exit 124.
+    #[arg(long, value_name = "DURATION", value_parser = super::serve_args::parse_duration)]
+    pub timeout: Option<std::time::Duration>,
+    /// Give the command no stdin even when this program's stdin is a pipe or a file (which is
+    /// otherwise read to its end and passed on; a terminal never is).
+    #[arg(long)]
+    pub no_stdin: bool,
     /// Client options.
     #[command(flatten)]
     pub client: ClientArgs,
@@ -234,6 +311,7 @@ mod tests {
             name,
             python,
             client,
+            ..
         } = cli.command
         else {
             panic!("not create");

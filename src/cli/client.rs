@@ -156,11 +156,23 @@ impl Client {
             .await
     }
 
-    /// Sends one request and waits for its response; responses to other ids are skipped.
+    /// Sends one request and waits for its response; responses to other ids and notifications
+    /// are skipped.
     pub async fn request(
         &mut self,
         method: &str,
         params: Option<Value>,
+    ) -> Result<Response, TransportError> {
+        self.request_with(method, params, |_| {}).await
+    }
+
+    /// Sends one request and waits for its response, handing each notification the server
+    /// sends meanwhile (`environment/output`, `$/progress`, …) to `on_notification`, in order.
+    pub async fn request_with(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        mut on_notification: impl FnMut(ServerNotification),
     ) -> Result<Response, TransportError> {
         let id = Id::from(self.next_id);
         self.next_id += 1;
@@ -187,6 +199,10 @@ impl Client {
             };
             let value: Value = serde_json::from_str(&payload)
                 .map_err(|e| TransportError::BadResponse(format!("not JSON ({e})")))?;
+            if let Some(notification) = ServerNotification::from_value(&value) {
+                on_notification(notification);
+                continue;
+            }
             let response = Response::from_value(value).map_err(TransportError::BadResponse)?;
             if response.id == id {
                 return Ok(response);
@@ -230,6 +246,28 @@ impl Client {
             Ok(Err(error)) => TransportError::Closed(format!("its status is unknown: {error}")),
             Err(_) => TransportError::Closed("it is still running".into()),
         }
+    }
+}
+
+/// A notification from the server: a message with a `method` and no `id`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerNotification {
+    /// Its method.
+    pub method: String,
+    /// Its params (`null` when absent).
+    pub params: Value,
+}
+
+impl ServerNotification {
+    fn from_value(value: &Value) -> Option<ServerNotification> {
+        let object = value.as_object()?;
+        if object.contains_key("id") {
+            return None;
+        }
+        Some(ServerNotification {
+            method: object.get("method")?.as_str()?.to_owned(),
+            params: object.get("params").cloned().unwrap_or(Value::Null),
+        })
     }
 }
 

@@ -10,9 +10,11 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 use wsp_protocol::{methods, EnvironmentDetails, EnvironmentSummary, ErrorObjectOwned};
 
-use super::args::{ClientArgs, Command};
+use super::args::{ClientArgs, Command, SourceArgs};
 use super::client::{Client, TransportError};
+use super::exec::ExecRequest;
 use super::output;
+use super::progress::ProgressView;
 
 /// Why a client command failed.
 #[derive(Debug, thiserror::Error)]
@@ -36,12 +38,34 @@ pub enum CliError {
 pub enum Action {
     /// `wsp list`.
     List,
-    /// `wsp create NAME --python X.Y`.
+    /// `wsp create NAME --python X.Y [-p PKG]...`.
     Create {
         /// The name.
         name: String,
         /// The Python version.
         python: String,
+        /// Packages to install before the environment is committed.
+        packages: Vec<String>,
+        /// Where to look for them.
+        source: SourceArgs,
+    },
+    /// `wsp install ID|NAME PKG...`.
+    Install {
+        /// An id or a name.
+        target: String,
+        /// What to install.
+        packages: Vec<String>,
+        /// Where to look.
+        source: SourceArgs,
+        /// `--upgrade`.
+        upgrade: bool,
+    },
+    /// `wsp uninstall ID|NAME PKG...`.
+    Uninstall {
+        /// An id or a name.
+        target: String,
+        /// The names.
+        packages: Vec<String>,
     },
     /// `wsp get ID|NAME`.
     Get {
@@ -53,17 +77,9 @@ pub enum Action {
         /// An id or a name.
         target: String,
     },
-    /// `wsp exec ID|NAME [--cwd DIR] [--env K=V]... -- ARGV...`.
-    Exec {
-        /// An id or a name.
-        target: String,
-        /// The working directory.
-        cwd: Option<String>,
-        /// Extra environment variables.
-        env: Vec<(String, String)>,
-        /// The command.
-        argv: Vec<String>,
-    },
+    /// `wsp exec ID|NAME [--cwd DIR] [--env K=V]... [--timeout D] -- ARGV...`; its `id` is
+    /// the target until it is resolved.
+    Exec(ExecRequest),
     /// `wsp call METHOD [JSON]`.
     Call {
         /// The method.
@@ -84,17 +100,43 @@ impl Action {
             Command::Create {
                 name,
                 python,
+                packages,
+                source,
                 client,
-            } => (Action::Create { name, python }, client),
+            } => (
+                Action::Create {
+                    name,
+                    python,
+                    packages,
+                    source,
+                },
+                client,
+            ),
+            Command::Install(install) => (
+                Action::Install {
+                    target: install.target,
+                    packages: install.packages,
+                    source: install.source,
+                    upgrade: install.upgrade,
+                },
+                install.client,
+            ),
+            Command::Uninstall {
+                target,
+                packages,
+                client,
+            } => (Action::Uninstall { target, packages }, client),
             Command::Get { target, client } => (Action::Get { target }, client),
             Command::Delete { target, client } => (Action::Delete { target }, client),
             Command::Exec(exec) => (
-                Action::Exec {
-                    target: exec.target,
+                Action::Exec(ExecRequest {
+                    id: exec.target,
                     cwd: exec.cwd,
                     env: exec.env,
                     argv: exec.argv,
-                },
+                    timeout: exec.timeout,
+                    no_stdin: exec.no_stdin,
+                }),
                 exec.client,
             ),
             Command::Call {
@@ -125,10 +167,44 @@ pub async fn perform(client: &mut Client, action: Action, json: bool) -> Result<
             let list: Vec<EnvironmentSummary> = parse(methods::LIST, result)?;
             write_stdout(output::summaries(&list).as_bytes())?;
         }
-        Action::Create { name, python } => {
-            let params = json!({ "name": name, "python_version": python });
-            let result = call(client, methods::CREATE, Some(params)).await?;
+        Action::Create {
+            name,
+            python,
+            packages,
+            source,
+        } => {
+            let mut params = Map::new();
+            params.insert("name".into(), name.into());
+            params.insert("python_version".into(), python.into());
+            if !packages.is_empty() {
+                params.insert("packages".into(), packages.into());
+                source.add_to(&mut params);
+            }
+            let result = call_with_progress(client, methods::CREATE, params).await?;
             print_details(methods::CREATE, result, json)?;
+        }
+        Action::Install {
+            target,
+            packages,
+            source,
+            upgrade,
+        } => {
+            let (id, _) = resolve(client, &target).await?;
+            let mut params = Map::new();
+            params.insert("id".into(), id.into());
+            params.insert("packages".into(), packages.into());
+            source.add_to(&mut params);
+            if upgrade {
+                params.insert("upgrade".into(), true.into());
+            }
+            let result = call_with_progress(client, methods::INSTALL, params).await?;
+            print_details(methods::INSTALL, result, json)?;
+        }
+        Action::Uninstall { target, packages } => {
+            let (id, _) = resolve(client, &target).await?;
+            let params = json!({ "id": id, "packages": packages });
+            let result = call(client, methods::UNINSTALL, Some(params)).await?;
+            print_details(methods::UNINSTALL, result, json)?;
         }
         Action::Get { target } => {
             let (id, _) = resolve(client, &target).await?;
@@ -147,35 +223,9 @@ pub async fn perform(client: &mut Client, action: Action, json: bool) -> Result<
             };
             write_stdout(line.as_bytes())?;
         }
-        Action::Exec {
-            target,
-            cwd,
-            env,
-            argv,
-        } => {
-            let (id, _) = resolve(client, &target).await?;
-            let mut params = Map::new();
-            params.insert("id".into(), id.into());
-            params.insert("argv".into(), argv.into());
-            if let Some(cwd) = cwd {
-                params.insert("cwd".into(), cwd.into());
-            }
-            if !env.is_empty() {
-                let env: Map<String, Value> = env.into_iter().map(|(k, v)| (k, v.into())).collect();
-                params.insert("env".into(), env.into());
-            }
-            let result = call(client, methods::EXECUTE, Some(params.into())).await?;
-            if json {
-                return print_json(&result);
-            }
-            let result: wsp_protocol::ExecuteResult = parse(methods::EXECUTE, result)?;
-            write_stdout(result.stdout.as_bytes())?;
-            let mut stderr = io::stderr().lock();
-            stderr
-                .write_all(result.stderr.as_bytes())
-                .and_then(|()| stderr.flush())
-                .map_err(CliError::Output)?;
-            return Ok(shell_status(result.exit_code));
+        Action::Exec(mut request) => {
+            request.id = resolve(client, &request.id).await?.0;
+            return super::exec::exec(client, request, json).await;
         }
         Action::Call { method, params } => {
             let result = call(client, &method, params).await?;
@@ -214,6 +264,21 @@ pub async fn call(
         .map_err(CliError::Rpc)
 }
 
+/// One request with `work_done_token`, its `$/progress` shown on stderr as it comes.
+async fn call_with_progress(
+    client: &mut Client,
+    method: &str,
+    mut params: Map<String, Value>,
+) -> Result<Value, CliError> {
+    params.insert("work_done_token".into(), ProgressView::token());
+    let mut view = ProgressView::default();
+    client
+        .request_with(method, Some(params.into()), |n| view.show(&n))
+        .await?
+        .outcome
+        .map_err(CliError::Rpc)
+}
+
 /// The id `target` stands for, and the environment's name when it was found in the list.
 async fn resolve(client: &mut Client, target: &str) -> Result<(String, Option<String>), CliError> {
     let result = call(client, methods::LIST, None).await?;
@@ -228,7 +293,8 @@ async fn resolve(client: &mut Client, target: &str) -> Result<(String, Option<St
     })
 }
 
-fn parse<T: DeserializeOwned>(method: &str, result: Value) -> Result<T, CliError> {
+/// `result` read as the method's result type.
+pub(super) fn parse<T: DeserializeOwned>(method: &str, result: Value) -> Result<T, CliError> {
     serde_json::from_value(result).map_err(|e| {
         TransportError::BadResponse(format!("the `{method}` result has the wrong shape: {e}"))
             .into()
@@ -243,7 +309,8 @@ fn print_details(method: &str, result: Value, json: bool) -> Result<(), CliError
     write_stdout(output::details(&details).as_bytes())
 }
 
-fn print_json(result: &Value) -> Result<i32, CliError> {
+/// Prints `result` as one JSON line.
+pub(super) fn print_json(result: &Value) -> Result<i32, CliError> {
     write_stdout(format!("{result}\n").as_bytes())?;
     Ok(super::status::OK)
 }

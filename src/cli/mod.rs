@@ -14,7 +14,9 @@
 pub mod args;
 pub mod client;
 pub mod commands;
+pub mod exec;
 pub mod output;
+pub mod progress;
 pub mod serve_args;
 
 use std::io::Write;

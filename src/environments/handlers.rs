@@ -131,10 +131,7 @@ impl Environments {
                 return Err(e);
             }
         };
-        let message = format!(
-            "Found {} installed packages",
-            description.installed_packages.len()
-        );
+        let message = super::install::found(description.installed_packages.len());
         progress.report(message, Some(95)).await;
         let record = reservation
             .commit(Committed {

@@ -85,9 +85,9 @@ impl Environments {
             };
             let end = match &described {
                 Ok(description) => format!(
-                    "{} packages installed in {}",
-                    description.installed_packages.len(),
-                    record.name
+                    "Installed into {}: {}",
+                    record.name,
+                    found(description.installed_packages.len())
                 ),
                 Err(_) => "The install failed; the environment is as it was".to_owned(),
             };
@@ -170,6 +170,12 @@ impl Environments {
             no_index: request.no_index.unwrap_or(defaults.no_index),
         }
     }
+}
+
+/// `Found N installed package(s)`.
+pub(super) fn found(count: usize) -> String {
+    let s = if count == 1 { "" } else { "s" };
+    format!("Found {count} installed package{s}")
 }
 
 async fn lock(root: &Path) -> Answer<wsp_backend::install::InstallLock> {

@@ -85,7 +85,8 @@ impl Environments {
     }
 
     /// The extensions beyond WSP 0.1.0 that [`Environments::bind`] serves, for `initialize`'s
-    /// `features`; `progress` only with a notifier to send it through.
+    /// `features`: `progress` only with a notifier to send it through, `execute.sandbox` only
+    /// where this kernel can enforce the sandbox.
     pub fn features(with_notifier: bool) -> Vec<String> {
         let mut features = vec![
             methods::INSTALL,
@@ -96,6 +97,9 @@ impl Environments {
         ];
         if with_notifier {
             features.push("progress");
+        }
+        if wsp_backend::execute::sandbox_availability().is_ok() {
+            features.push("execute.sandbox");
         }
         features.into_iter().map(str::to_owned).collect()
     }
