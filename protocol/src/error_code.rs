@@ -1,4 +1,4 @@
-//! Error codes as a type: jsonrpsee's [`ErrorCode`] for the standard JSON-RPC codes, and
+//! Error codes as a type: jsonrpsee's [`ErrorCode`](JsonRpcCode) for the standard JSON-RPC codes, and
 //! WSP's own beside them. The `i32` constants in [`crate::error`] are the same codes.
 
 pub use jsonrpsee_types::ErrorCode as JsonRpcCode;

@@ -25,7 +25,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::params::{
-    CreateParams, ExecuteParams, IdParams, InitializeParams, InstallParams, NoParams,
+    CreateParams, DeleteParams, ExecuteParams, IdParams, InitializeParams, InstallParams, NoParams,
     UninstallParams,
 };
 use crate::results::{
@@ -79,7 +79,7 @@ methods! {
     /// `environment/get`.
     Get = crate::methods::GET, IdParams => EnvironmentDetails;
     /// `environment/delete`.
-    Delete = crate::methods::DELETE, IdParams => DeleteAck;
+    Delete = crate::methods::DELETE, DeleteParams => DeleteAck;
     /// `environment/execute`.
     Execute = crate::methods::EXECUTE, ExecuteParams => ExecuteResult;
     /// `environment/install` (an extension beyond WSP 0.1.0).
