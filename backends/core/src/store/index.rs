@@ -1,13 +1,10 @@
 //! The index file: committed environments and reservations, replaced atomically.
 //!
 //! Readers open `index.json` without locking: it is only ever replaced by `rename`, so a
-//! reader sees either the old or the new file, whole. Writers hold an exclusive flock on
-//! `index.lock` across read-modify-write, write a temporary file in the same directory,
-//! fsync it, rename it over `index.json` and fsync the directory.
+//! reader sees either the old or the new file, whole. Writing is in [`super::writer`].
 
 use std::fs::File;
-use std::io::{self, Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::io::{self, Read};
 use std::sync::Arc;
 
 use rustix::fs::{Mode, OFlags};
@@ -15,10 +12,11 @@ use serde::{Deserialize, Serialize};
 
 use super::cache::Stamp;
 use super::error::StoreError;
-use super::layout::{sync_dir, Layout};
-use super::lock::{LockMode, PathLock};
+use super::layout::Layout;
 use super::record::{is_environment_id, EnvironmentRecord};
 use super::stored::StoredRecord;
+
+pub(crate) use super::writer::{Durability, IndexWriter, Space, StagedIndex};
 
 /// The index format this code writes: roots relative to the store directory.
 const FORMAT: u32 = 2;
@@ -27,7 +25,7 @@ const FORMAT: u32 = 2;
 const FORMAT_ABSOLUTE_ROOTS: u32 = 1;
 
 /// The largest index read; a larger one is corrupt (a record is well under 1 KiB).
-const MAX_INDEX_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_INDEX_BYTES: u64 = 64 << 20;
 
 /// The contents of `index.json`, as the store uses them.
 #[derive(Debug, Clone, Default)]
@@ -42,7 +40,7 @@ pub(crate) struct Index {
 
 /// `index.json` as it is spelled on disk.
 #[derive(Debug, Serialize, Deserialize)]
-struct IndexFile {
+pub(super) struct IndexFile {
     format: u32,
     environments: Vec<StoredRecord>,
     reservations: Vec<ReservationEntry>,
@@ -135,7 +133,7 @@ impl Index {
         index
     }
 
-    fn to_file(&self, layout: &Layout) -> IndexFile {
+    pub(super) fn to_file(&self, layout: &Layout) -> IndexFile {
         let mut environments: Vec<StoredRecord> = self
             .environments
             .iter()
@@ -209,162 +207,4 @@ fn read_regular_file(path: &std::path::Path) -> Result<Option<(File, Vec<u8>)>, 
         )));
     }
     Ok(Some((file, bytes)))
-}
-
-/// The exclusive right to rewrite the index, held until dropped.
-pub(crate) struct IndexWriter<'a> {
-    layout: &'a Layout,
-    _lock: PathLock,
-}
-
-impl<'a> IndexWriter<'a> {
-    /// Waits for the index lock. Blocking.
-    pub(crate) fn lock(layout: &'a Layout) -> Result<IndexWriter<'a>, StoreError> {
-        let lock = PathLock::acquire(&layout.index_lock, LockMode::Exclusive)
-            .map_err(|e| StoreError::io(format!("locking {}", layout.index_lock.display()), e))?;
-        Ok(IndexWriter {
-            layout,
-            _lock: lock,
-        })
-    }
-
-    /// Reads the index for changing it; under this lock nobody else can change it.
-    pub(crate) fn read(&self) -> Result<Index, StoreError> {
-        Ok(Index::clone(&*Index::read(self.layout)?))
-    }
-
-    /// Replaces the index atomically (a reader or a crash sees the old or the new index,
-    /// never a mix), and with [`Durability::Durable`] also durably (fsynced file and directory).
-    pub(crate) fn write(&self, index: &Index, durability: Durability) -> Result<(), StoreError> {
-        let file = write_temp(self.layout, index, durability)?;
-        rename_into_place(self.layout, file, index.clone())?;
-        if durability == Durability::Durable {
-            sync_store_dir(self.layout)?;
-        }
-        Ok(())
-    }
-
-    /// Writes (and with [`Durability::Durable`] fsyncs) the new index beside the current one,
-    /// keeping the lock: nothing is visible to anyone until [`StagedIndex::publish`]. Dropped
-    /// unpublished, it deletes the temporary file and releases the lock.
-    pub(crate) fn stage(
-        self,
-        index: Index,
-        durability: Durability,
-    ) -> Result<StagedIndex, StoreError> {
-        let file = write_temp(self.layout, &index, durability)?;
-        Ok(StagedIndex {
-            temp: self.layout.index_temp.clone(),
-            staged: Some((file, index, durability)),
-            _lock: self._lock,
-        })
-    }
-}
-
-/// A new index written beside the current one, under the index lock; see
-/// [`IndexWriter::stage`].
-#[derive(Debug)]
-pub(crate) struct StagedIndex {
-    temp: std::path::PathBuf,
-    staged: Option<(File, Index, Durability)>,
-    _lock: PathLock,
-}
-
-impl StagedIndex {
-    /// Renames the staged index over the current one: from here on everyone sees it. Only a
-    /// failed rename is an error (nothing changed); a failed fsync of the directory after it
-    /// is logged, since the change is already visible.
-    pub(crate) fn publish(mut self, layout: &Layout) -> Result<(), StoreError> {
-        let Some((file, index, durability)) = self.staged.take() else {
-            return Ok(());
-        };
-        rename_into_place(layout, file, index)?;
-        if durability == Durability::Durable {
-            if let Err(error) = sync_store_dir(layout) {
-                tracing::warn!(%error, "the index change may not survive a power loss");
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Drop for StagedIndex {
-    fn drop(&mut self) {
-        if self.staged.take().is_some() {
-            if let Err(error) = std::fs::remove_file(&self.temp) {
-                tracing::debug!(path = %self.temp.display(), %error, "could not delete an unused index");
-            }
-        }
-    }
-}
-
-/// Writes `index` to the temporary index file, returning it open.
-fn write_temp(layout: &Layout, index: &Index, durability: Durability) -> Result<File, StoreError> {
-    let temp = &layout.index_temp;
-    let mut bytes = serde_json::to_vec_pretty(&index.to_file(layout)).map_err(|e| {
-        StoreError::io(
-            format!("encoding {}", temp.display()),
-            io::Error::new(io::ErrorKind::InvalidData, e),
-        )
-    })?;
-    bytes.push(b'\n');
-    let write = || -> io::Result<File> {
-        // A temporary file left by a crash may be read-only (restrictive umask): replace it.
-        match std::fs::remove_file(temp) {
-            Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(error),
-            _ => {}
-        }
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(temp)?;
-        file.write_all(&bytes)?;
-        if durability == Durability::Durable {
-            file.sync_all()?;
-        }
-        Ok(file)
-    };
-    write().map_err(|e| StoreError::io(format!("writing {}", temp.display()), e))
-}
-
-/// Renames the temporary index over `index.json` and remembers it in the cache.
-fn rename_into_place(layout: &Layout, file: File, mut index: Index) -> Result<(), StoreError> {
-    let temp = &layout.index_temp;
-    std::fs::rename(temp, &layout.index).map_err(|e| {
-        StoreError::io(
-            format!(
-                "replacing {} with {}",
-                layout.index.display(),
-                temp.display()
-            ),
-            e,
-        )
-    })?;
-    index.environments.sort_by(|a, b| a.id.cmp(&b.id));
-    // The rename may change the ctime: stamp the file as it is now named.
-    match Stamp::of_file(&file) {
-        Ok(stamp) => layout.cache.store(file, stamp, Arc::new(index)),
-        Err(error) => tracing::debug!(%error, "not caching the index just written"),
-    }
-    Ok(())
-}
-
-/// Makes the rename of the index durable.
-fn sync_store_dir(layout: &Layout) -> Result<(), StoreError> {
-    sync_dir(&layout.dir)
-        .map_err(|e| StoreError::io(format!("syncing {}", layout.dir.display()), e))
-}
-
-/// Whether an index write must survive a power loss, or only a process crash.
-///
-/// Committing or removing an environment is durable. Reservations need not be: a reservation
-/// lost to a power cut leaves an unowned directory, and one that reappears has no live owner;
-/// sweeping removes both. Skipping their fsyncs halves a create's I/O waits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Durability {
-    /// fsync the file and the directory.
-    Durable,
-    /// Rename atomically, without waiting for the disk.
-    AtomicOnly,
 }

@@ -4,6 +4,8 @@
 //! <dir>/index.json            committed environments (roots relative to <dir>) and
 //!                             reservations (atomically replaced)
 //! <dir>/index.lock            exclusive flock: held by whoever rewrites index.json
+//! <dir>/index.reserve         spaces, allocated ahead: lets a delete rewrite the index on
+//!                             a full file system (see reserve.rs)
 //! <dir>/environments/<id>/    environment roots
 //! <dir>/locks/<id>.owner      exclusive flock held by a live reservation
 //! <dir>/locks/<id>.use        shared by users of an environment, exclusive while deleting it
@@ -39,6 +41,7 @@ pub(crate) struct Layout {
     pub(crate) index: PathBuf,
     pub(crate) index_temp: PathBuf,
     pub(crate) index_lock: PathBuf,
+    pub(crate) reserve: PathBuf,
     /// The last index read or written here, reused while `index.json` is unchanged.
     pub(crate) cache: IndexCache,
     /// Deletions this process is finishing in the background.
@@ -65,6 +68,7 @@ impl Layout {
             index: dir.join("index.json"),
             index_temp: dir.join("index.json.tmp"),
             index_lock: dir.join("index.lock"),
+            reserve: dir.join("index.reserve"),
             cache: IndexCache::default(),
             deletions: Arc::default(),
             dir,

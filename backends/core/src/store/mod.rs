@@ -17,7 +17,9 @@
 //!   changing anything, which waits for every user in every process, and can be cancelled
 //!   until then with no effect;
 //! - files are deleted by first moving them into `trash/`, so a crash mid-delete leaves
-//!   nothing half-deleted in `environments/`, and [`Store::sweep`] finishes the job later.
+//!   nothing half-deleted in `environments/`, and [`Store::sweep`] finishes the job later;
+//! - `index.reserve` keeps space allocated for one index write, so that a removal can take
+//!   its record out of the index, and free its files, on a full file system.
 //!
 //! File-system work that can wait runs on tokio's blocking pool. Three things run on the
 //! calling thread instead, as none of them waits on anyone: the one `lstat` that validates the
@@ -34,9 +36,11 @@ mod lock;
 mod record;
 mod removal;
 mod reservation;
+mod reserve;
 mod stored;
 mod sweep;
 mod wait;
+mod writer;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -68,6 +72,7 @@ impl Store {
         let layout = Layout::create(dir)?;
         lock::open_lock_file(&layout.index_lock)
             .map_err(|e| StoreError::io(format!("creating {}", layout.index_lock.display()), e))?;
+        reserve::replenish(&layout);
         Ok(Store {
             layout: Arc::new(layout),
         })

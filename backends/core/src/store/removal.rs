@@ -24,10 +24,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::error::StoreError;
-use super::index::{Durability, Index, IndexWriter, StagedIndex};
+use super::index::{Durability, Index, IndexWriter, Space, StagedIndex};
 use super::layout::{remove_path, rename_if_present, Layout};
 use super::lock::{held_exclusively, LockMode, PathLock};
 use super::record::{is_environment_id, EnvironmentRecord};
+use super::reserve;
 use super::{current_index, run_blocking, wait};
 
 /// Proof that an environment is in use: while any `UseGuard` for it lives, in any process,
@@ -171,7 +172,10 @@ fn prepare(layout: &Layout, id: &str) -> Result<(EnvironmentRecord, StagedIndex)
         .position(|record| record.id == id)
         .ok_or_else(|| not_found(id))?;
     let record = index.environments.remove(position);
-    Ok((record, writer.stage(index, Durability::Durable)?))
+    Ok((
+        record,
+        writer.stage(index, Durability::Durable, Space::Frees)?,
+    ))
 }
 
 impl Prepared {
@@ -189,6 +193,7 @@ impl Prepared {
         let trash = layout.new_trash_entry(&record.id);
         let moved = rename_if_present(&root, &trash);
         let in_flight = layout.deletions.enter();
+        let layout = layout.clone();
         let files = tokio::task::spawn_blocking(move || {
             let leftover = match moved {
                 Ok(true) => remove_path(&trash).err().map(|error| (trash, error)),
@@ -201,6 +206,8 @@ impl Prepared {
                     tracing::debug!(path = %path.display(), %error, "could not delete a lock file");
                 }
             }
+            // Had the index change used the space reserve, the files just freed refill it.
+            reserve::replenish(&layout);
             drop(in_flight);
             leftover
         });

@@ -10,10 +10,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::error::StoreError;
-use super::index::{Durability, IndexWriter, ReservationEntry};
+use super::index::{Durability, IndexWriter, ReservationEntry, Space};
 use super::layout::{remove_path, rename_if_present, Layout};
 use super::lock::{LockMode, PathLock};
 use super::record::{new_environment_id, now_unix_ms, EnvironmentDetails, EnvironmentRecord};
+use super::reserve;
 use super::run_blocking;
 
 /// An environment being provisioned: its name is taken and its root exists and is empty.
@@ -114,7 +115,7 @@ pub(crate) fn reserve(
         reserved_at_unix_ms: now_unix_ms(),
     };
     index.reservations.push(entry.clone());
-    if let Err(error) = writer.write(&index, Durability::AtomicOnly) {
+    if let Err(error) = writer.write(&index, Durability::AtomicOnly, Space::Takes) {
         if let Err(cleanup) = std::fs::remove_dir(&root) {
             tracing::warn!(root = %root.display(), %cleanup, "could not remove an unused root");
         }
@@ -232,7 +233,9 @@ impl Pending {
             created_at_unix_ms: now_unix_ms(),
         };
         index.environments.push(record.clone());
-        writer.write(&index, Durability::Durable)?;
+        writer.write(&index, Durability::Durable, Space::Takes)?;
+        // The reserve must keep up with the index it may have to hold.
+        reserve::ensure(layout);
         Ok(record)
     }
 
@@ -256,11 +259,12 @@ impl Pending {
         let before = index.reservations.len();
         index.reservations.retain(|entry| entry.id != *id);
         if index.reservations.len() != before {
-            writer.write(&index, Durability::AtomicOnly)?;
+            writer.write(&index, Durability::AtomicOnly, Space::Frees)?;
         }
         discard_lock(owner);
         drop(writer);
         if !moved {
+            reserve::replenish(layout);
             return Ok(());
         }
         let gate_path = layout.use_lock(id);
@@ -269,6 +273,7 @@ impl Pending {
         let removed = remove_path(&trash)
             .map_err(|e| StoreError::io(format!("deleting {}", trash.display()), e));
         discard_lock(gate);
+        reserve::replenish(layout);
         removed
     }
 }

@@ -11,11 +11,12 @@ use std::io;
 use std::path::PathBuf;
 
 use super::error::StoreError;
-use super::index::{Durability, IndexWriter};
+use super::index::{Durability, IndexWriter, Space};
 use super::layout::{remove_path, rename_if_present, trash_entry_id, Layout};
 use super::lock::{LockMode, PathLock};
 use super::record::is_environment_id;
 use super::reservation::{discard_lock, take_stale_owner_lock};
+use super::reserve;
 
 /// What [`Store::sweep`](super::Store::sweep) did.
 #[derive(Debug, Default)]
@@ -44,6 +45,7 @@ pub(crate) fn sweep(layout: &Layout) -> Result<SweepReport, StoreError> {
     }
     empty_trash(layout, &attempted, &mut report)?;
     delete_unused_lock_files(layout, &committed, &mut report)?;
+    reserve::replenish(layout);
     Ok(report)
 }
 
@@ -79,7 +81,7 @@ fn move_leftovers_to_trash(
     }
     if !stale.is_empty() {
         index.reservations.retain(|entry| live.contains(&entry.id));
-        writer.write(&index, Durability::AtomicOnly)?;
+        writer.write(&index, Durability::AtomicOnly, Space::Frees)?;
         for (id, owner) in stale {
             discard_lock(owner);
             report.stale_reservations.push(id);
