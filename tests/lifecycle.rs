@@ -72,7 +72,9 @@ async fn initialize_reports_capabilities_and_a_second_one_is_32600() {
             "environment/delete",
             "environment/execute",
             "environment/get",
+            "environment/install",
             "environment/list",
+            "environment/uninstall",
             "initialize",
             "shutdown"
         ]
@@ -85,8 +87,17 @@ async fn initialize_reports_capabilities_and_a_second_one_is_32600() {
         server.state_dir.display().to_string()
     );
     assert_eq!(capabilities["session_durability"], "durable");
-    assert_eq!(capabilities["sandbox_availability"], "unavailable");
-    assert!(capabilities["sandbox_unavailable_reason"].is_string());
+    // What this kernel can enforce, as the server's own probe found it.
+    match wsp_backend::execute::sandbox_availability() {
+        Ok(()) => {
+            assert_eq!(capabilities["sandbox_availability"], "available");
+            assert!(capabilities.get("sandbox_unavailable_reason").is_none());
+        }
+        Err(reason) => {
+            assert_eq!(capabilities["sandbox_availability"], "unavailable");
+            assert_eq!(capabilities["sandbox_unavailable_reason"], reason);
+        }
+    }
     assert_eq!(
         capabilities["schema"]["fingerprint"].as_str().map(str::len),
         Some(64)
