@@ -23,7 +23,7 @@ const LINE_PREFIX: &str = "WSP-FULL-DISK-TEST: ";
 
 /// A small file system mounted on a fresh temporary directory, unmounted when dropped.
 struct SmallFs {
-    temp: tempfile::TempDir,
+    _temp: tempfile::TempDir,
     mount_point: PathBuf,
 }
 
@@ -58,7 +58,10 @@ impl SmallFs {
         let mount_point = temp.path().join("mnt");
         std::fs::create_dir(&mount_point).unwrap();
         match how(&mount_point) {
-            Ok(()) => Some(SmallFs { temp, mount_point }),
+            Ok(()) => Some(SmallFs {
+                _temp: temp,
+                mount_point,
+            }),
             Err(why) => {
                 let why = format!("cannot mount a small file system (run as root): {why}");
                 assert!(std::env::var_os("CI").is_none(), "{why}; CI must");
@@ -79,7 +82,6 @@ impl Drop for SmallFs {
             .arg("-l")
             .arg(&self.mount_point)
             .status();
-        let _ = &self.temp;
     }
 }
 
