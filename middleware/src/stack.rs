@@ -5,13 +5,13 @@
 //! | layer | requests | notifications and end of input |
 //! | --- | --- | --- |
 //! | *[`LayerPosition::Outermost`]* | | |
-//! | [`Trace`](crate::Trace) | one span each | logged at debug |
-//! | [`CatchPanic`](crate::CatchPanic) | a panic answers `-32603` | a panic is logged |
-//! | [`DrainService`](crate::DrainService) | counted in flight; cancelled at the deadline | end of input starts the drain |
-//! | [`Cancel`](crate::Cancel) | cancellable by id | `$/cancelRequest` cancels |
+//! | [`Trace`] | one span each | logged at debug |
+//! | [`CatchPanic`] | a panic answers `-32603` | a panic is logged |
+//! | [`DrainService`] | counted in flight; cancelled at the deadline | end of input starts the drain |
+//! | [`Cancel`] | cancellable by id | `$/cancelRequest` cancels |
 //! | *[`LayerPosition::BeforeLifecycle`]* (the default) | | |
-//! | [`LifecycleGate`](crate::LifecycleGate) | `-32002` before `initialize`, `-32600` after `shutdown` | `exit` ends the session with its status |
-//! | [`HandlerLimit`](crate::HandlerLimit) | at most N handlers run at once | |
+//! | [`LifecycleGate`] | `-32002` before `initialize`, `-32600` after `shutdown` | `exit` ends the session with its status |
+//! | [`HandlerLimit`] | at most N handlers run at once | |
 //! | *[`LayerPosition::BeforeRouter`]* | | |
 //! | the router | `-32601` for unknown methods, then params validation | handlers by method; unknown ones ignored |
 //!
