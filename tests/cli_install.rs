@@ -307,3 +307,34 @@ fn exec_timeout_kills_everything_and_exits_124() {
         .collect();
     assert!(left.is_empty(), "left over: {left:?}");
 }
+
+#[test]
+fn create_with_a_conda_package_from_the_local_channel() {
+    use wsp_backend_conda::testing::{build_local_channel_with, CondaPackage, PythonBuild};
+    let temp = tempfile::tempdir().unwrap();
+    let python = PythonBuild::from_pyenv("3.12.1").expect("pyenv has 3.12.1");
+    let packages = [
+        CondaPackage::new("wsp-alpha", "1.0"),
+        CondaPackage::new("wsp-beta", "1.0").depends("wsp-alpha"),
+    ];
+    let channel =
+        build_local_channel_with(&temp.path().join("channel"), &[python], &packages).unwrap();
+    let channel = channel.to_string();
+    let state = temp.path().join("state");
+    let conda = ["--backend", "conda", "--channel", channel.as_str()];
+    let mut args = conda.to_vec();
+    args.extend(["create", "demo", "--python", "3.12", "-p", "wsp-beta"]);
+    let created = wsp(&state, With::Uv, &args);
+    assert_ok(&created, "create on conda");
+    assert!(
+        text(&created.stderr).contains("Linked wsp-beta-1.0"),
+        "{}",
+        text(&created.stderr)
+    );
+    let mut args = conda.to_vec();
+    let code = "import wsp_alpha, wsp_beta; print(wsp_alpha.VERSION)";
+    args.extend(["exec", "demo", "--", "python", "-c", code]);
+    let ran = wsp(&state, With::Uv, &args);
+    assert_ok(&ran, "exec on conda");
+    assert_eq!(text(&ran.stdout), "1.0\n");
+}

@@ -8,6 +8,8 @@
 //!   its `site-packages`;
 //! - running activates the prefix (`CONDA_PREFIX`, `<prefix>/bin` first on `PATH`, plus what
 //!   its `etc/conda/activate.d` scripts export);
+//! - installing solves the requested match specs together with what the prefix holds and
+//!   applies the difference; uninstalling removes packages and what depends on them;
 //! - removing deletes the prefix.
 //!
 //! Remote channels over HTTPS (such as the default, `conda-forge`) need the crate's `https`
@@ -21,6 +23,8 @@
 mod activation;
 mod channels;
 mod describe;
+mod install;
+mod progress;
 mod provision;
 pub mod testing;
 
@@ -108,10 +112,12 @@ impl CondaBackend {
             BackendRequest::Remove(request) => {
                 remove(&request).await.map(|()| BackendResponse::Removed)
             }
-            BackendRequest::Install(_) | BackendRequest::Uninstall(_) => Err(BackendError::failed(
-                wsp_backend::install::INSTALL_FAILED,
-                "the conda backend does not install packages yet",
-            )),
+            BackendRequest::Install(request) => install::install(&config, &request)
+                .await
+                .map(|()| BackendResponse::Installed),
+            BackendRequest::Uninstall(request) => install::uninstall(&config, &request)
+                .await
+                .map(|()| BackendResponse::Uninstalled),
         }
     }
 }

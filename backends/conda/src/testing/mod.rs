@@ -12,6 +12,9 @@
 //!   runs, but reports its own installation as `sys.prefix`);
 //! - `lib/pythonX.Y/site-packages/README` makes that directory exist.
 //!
+//! [`build_local_channel_with`] adds `noarch: python` packages ([`CondaPackage`]), whose
+//! modules rattler links into the prefix's site-packages.
+//!
 //! Packages are `.tar.bz2` archives with `info/index.json`, `info/paths.json` and
 //! `info/files`, named `python-X.Y.Z-0.tar.bz2` (build string `0`), in the subdir of this
 //! machine's platform (`linux-64` on x86-64 Linux). The channel has that subdir and `noarch`,
@@ -25,6 +28,7 @@
 //! // `url` is `file:///tmp/channel/`: pass it as a channel of `CondaConfig`.
 //! ```
 
+mod noarch;
 mod package;
 mod repodata;
 
@@ -129,11 +133,61 @@ impl ChannelBuildError {
     }
 }
 
+/// A `noarch: python` package to put in a local channel: Python files linked into the
+/// prefix's site-packages, depending on `python` and on `depends`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CondaPackage {
+    /// The package's name (conda names are lowercase).
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// Match specs of what it needs besides `python`.
+    pub depends: Vec<String>,
+}
+
+impl CondaPackage {
+    /// `name` at `version`, holding the module [`CondaPackage::module`] whose `VERSION` is
+    /// the version.
+    pub fn new(name: &str, version: &str) -> Self {
+        CondaPackage {
+            name: name.to_owned(),
+            version: version.to_owned(),
+            depends: Vec::new(),
+        }
+    }
+
+    /// Adds a dependency (a match spec).
+    pub fn depends(mut self, spec: &str) -> Self {
+        self.depends.push(spec.to_owned());
+        self
+    }
+
+    /// The module it holds: the name with `-` as `_`.
+    pub fn module(&self) -> String {
+        self.name.replace('-', "_")
+    }
+
+    /// The files under `site-packages/`: `<module>.py`.
+    pub(crate) fn files(&self) -> Vec<(String, String)> {
+        let module = format!("{}.py", self.module());
+        vec![(module, format!("VERSION = {:?}\n", self.version))]
+    }
+}
+
 /// Builds a local channel in `dir` (created if missing) with one `python` package per build,
 /// for this machine's platform, and returns the channel's `file://` URL.
 ///
 /// Packages and repodata already in `dir` for the same platform are replaced.
 pub fn build_local_channel(dir: &Path, builds: &[PythonBuild]) -> Result<Url, ChannelBuildError> {
+    build_local_channel_with(dir, builds, &[])
+}
+
+/// [`build_local_channel`] with `packages` in its `noarch` subdir as well.
+pub fn build_local_channel_with(
+    dir: &Path,
+    builds: &[PythonBuild],
+    packages: &[CondaPackage],
+) -> Result<Url, ChannelBuildError> {
     let subdir = Subdir::current().ok_or(ChannelBuildError::UnknownPlatform)?;
     let mut versions: Vec<&str> = Vec::new();
     for build in builds {
@@ -173,7 +227,11 @@ pub fn build_local_channel(dir: &Path, builds: &[PythonBuild]) -> Result<Url, Ch
         "creating {}",
         noarch_dir.display()
     )))?;
-    repodata::write(&noarch_dir, Subdir::NoArch.as_str(), &[])?;
+    let mut noarch_records = Vec::new();
+    for package in packages {
+        noarch_records.push(noarch::write_noarch_package(&dir, &noarch_dir, package)?);
+    }
+    repodata::write(&noarch_dir, Subdir::NoArch.as_str(), &noarch_records)?;
 
     Url::from_directory_path(&dir).map_err(|()| ChannelBuildError::Io {
         context: format!("turning {} into a URL", dir.display()),

@@ -14,7 +14,7 @@ use super::{ChannelBuildError, PythonBuild, BUILD_STRING};
 
 /// The fixed `timestamp` of every package, in milliseconds since the epoch, so that a
 /// channel built twice from the same builds has the same repodata.
-const TIMESTAMP_MS: u64 = 1_700_000_000_000;
+pub(super) const TIMESTAMP_MS: u64 = 1_700_000_000_000;
 
 /// One file of the package, relative to its root.
 enum Entry {
@@ -192,7 +192,7 @@ fn stage_metadata(
 }
 
 /// The repodata record of the packed archive.
-fn record(
+pub(super) fn record(
     archive: &Path,
     file_name: &str,
     index_json: &serde_json::Value,
@@ -218,6 +218,6 @@ fn record(
 }
 
 /// Lowercase hexadecimal digits of `bytes`.
-fn hex(bytes: &[u8]) -> String {
+pub(super) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }

@@ -1,0 +1,246 @@
+//! Installing into conda prefixes from a local channel holding `noarch: python` packages:
+//! solved with what is installed, a failed solve changing nothing, upgrades, uninstalls that
+//! take dependents along, and rattler's own steps as progress.
+
+use std::path::{Path, PathBuf};
+
+use tokio::sync::mpsc;
+use tower::ServiceExt;
+use wsp_backend::install::{InstallSource, ProgressStep};
+use wsp_backend::interpreters::VersionRequest;
+use wsp_backend::{
+    BackendError, BackendRequest, BackendResponse, DescribeRequest, InstallRequest,
+    ProvisionRequest, RunRequest, UninstallRequest,
+};
+use wsp_backend_conda::testing::{build_local_channel_with, CondaPackage, PythonBuild};
+use wsp_backend_conda::{CondaBackend, CondaConfig};
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    backend: CondaBackend,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let python = PythonBuild::from_pyenv("3.12.1").expect("pyenv has 3.12.1");
+        let packages = [
+            CondaPackage::new("wsp-alpha", "1.0"),
+            CondaPackage::new("wsp-alpha", "2.0"),
+            CondaPackage::new("wsp-beta", "1.0").depends("wsp-alpha"),
+        ];
+        let channel =
+            build_local_channel_with(&dir.path().join("channel"), &[python], &packages).unwrap();
+        let backend = CondaBackend::new(CondaConfig {
+            channels: vec![channel.to_string()],
+            cache_dir: dir.path().join("cache"),
+            platform: None,
+        });
+        Fixture { dir, backend }
+    }
+
+    async fn call(&self, request: BackendRequest) -> Result<BackendResponse, BackendError> {
+        self.backend
+            .clone()
+            .oneshot(request)
+            .await
+            .map_err(|e| *e.downcast::<BackendError>().expect("a BackendError"))
+    }
+
+    async fn prefix(&self, name: &str) -> PathBuf {
+        let root = self.dir.path().join("envs").join(name);
+        std::fs::create_dir_all(&root).unwrap();
+        let request = ProvisionRequest {
+            root: root.clone(),
+            name: name.into(),
+            python_version: "3.12".parse::<VersionRequest>().unwrap(),
+        };
+        self.call(BackendRequest::Provision(request)).await.unwrap();
+        root
+    }
+
+    async fn install(
+        &self,
+        root: &Path,
+        packages: &[&str],
+        upgrade: bool,
+        progress: Option<mpsc::Sender<ProgressStep>>,
+    ) -> Result<BackendResponse, BackendError> {
+        self.call(BackendRequest::Install(InstallRequest {
+            root: root.to_owned(),
+            environment_id: "env-0123456789ab".into(),
+            packages: packages.iter().map(|p| p.to_string()).collect(),
+            source: InstallSource::default(),
+            upgrade,
+            progress,
+        }))
+        .await
+    }
+
+    async fn packages(&self, root: &Path) -> Vec<(String, String)> {
+        let request = DescribeRequest {
+            root: root.to_owned(),
+        };
+        match self.call(BackendRequest::Describe(request)).await.unwrap() {
+            BackendResponse::Described(d) => d
+                .installed_packages
+                .into_iter()
+                .map(|p| (p.name, p.version))
+                .collect(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    async fn python(&self, root: &Path, code: &str) -> String {
+        let request = RunRequest {
+            root: root.to_owned(),
+            environment_id: "env-0123456789ab".into(),
+            argv: vec!["python".into(), "-c".into(), code.into()],
+            cwd: wsp_backend::execute::resolve_cwd(root, None).unwrap(),
+            env: Default::default(),
+            options: Default::default(),
+        };
+        match self.call(BackendRequest::Run(request)).await.unwrap() {
+            BackendResponse::Ran(ran) => {
+                assert_eq!(ran.exit_code, 0, "{ran:?}");
+                ran.stdout.trim().to_owned()
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+fn version_of(packages: &[(String, String)], name: &str) -> Option<String> {
+    packages
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.clone())
+}
+
+#[tokio::test]
+async fn packages_are_solved_with_their_dependencies_and_import() {
+    let f = Fixture::new();
+    let root = f.prefix("solve").await;
+    let response = f.install(&root, &["wsp-beta"], false, None).await.unwrap();
+    assert!(matches!(response, BackendResponse::Installed));
+    let packages = f.packages(&root).await;
+    assert_eq!(version_of(&packages, "wsp-alpha").as_deref(), Some("2.0"));
+    assert_eq!(version_of(&packages, "wsp-beta").as_deref(), Some("1.0"));
+    assert_eq!(version_of(&packages, "python").as_deref(), Some("3.12.1"));
+    let imported = f
+        .python(&root, "import wsp_alpha, wsp_beta, sys; print(wsp_alpha.VERSION, wsp_alpha.__file__.startswith(sys.prefix))")
+        .await;
+    assert_eq!(imported, "2.0 True");
+}
+
+#[tokio::test]
+async fn an_unsolvable_request_changes_nothing() {
+    let f = Fixture::new();
+    let root = f.prefix("stable").await;
+    f.install(&root, &["wsp-alpha ==1.0"], false, None)
+        .await
+        .unwrap();
+    let before = f.packages(&root).await;
+    for specs in [
+        &["wsp-beta", "wsp-missing"][..],
+        &["wsp-alpha >=3"],
+        &["wsp-alpha ==1.0", "wsp-alpha ==2.0"],
+        &["not a spec ((("],
+    ] {
+        match f.install(&root, specs, false, None).await {
+            Err(BackendError::Failed { reason, detail }) => {
+                assert_eq!(reason, "install-failed", "{detail}");
+                assert!(!detail.is_empty());
+            }
+            other => panic!("{specs:?}: {other:?}"),
+        }
+        assert_eq!(f.packages(&root).await, before, "{specs:?}");
+    }
+}
+
+#[tokio::test]
+async fn installed_versions_are_kept_unless_upgrade_says_otherwise() {
+    let f = Fixture::new();
+    let root = f.prefix("upgrade").await;
+    f.install(&root, &["wsp-alpha ==1.0"], false, None)
+        .await
+        .unwrap();
+    f.install(&root, &["wsp-alpha"], false, None).await.unwrap();
+    assert_eq!(
+        version_of(&f.packages(&root).await, "wsp-alpha").as_deref(),
+        Some("1.0"),
+        "solved together with what is installed"
+    );
+    f.install(&root, &["wsp-alpha"], true, None).await.unwrap();
+    assert_eq!(
+        version_of(&f.packages(&root).await, "wsp-alpha").as_deref(),
+        Some("2.0")
+    );
+    assert_eq!(
+        f.python(&root, "import wsp_alpha; print(wsp_alpha.VERSION)")
+            .await,
+        "2.0"
+    );
+}
+
+#[tokio::test]
+async fn uninstall_takes_dependents_along_and_ignores_unknown_names() {
+    let f = Fixture::new();
+    let root = f.prefix("remove").await;
+    f.install(&root, &["wsp-beta"], false, None).await.unwrap();
+    let request = |names: &[&str]| {
+        BackendRequest::Uninstall(UninstallRequest {
+            root: root.clone(),
+            environment_id: "env-0123456789ab".into(),
+            packages: names.iter().map(|n| n.to_string()).collect(),
+        })
+    };
+    let before = f.packages(&root).await;
+    f.call(request(&["never-installed"])).await.unwrap();
+    assert_eq!(f.packages(&root).await, before);
+    f.call(request(&["wsp-alpha", "never-installed"]))
+        .await
+        .unwrap();
+    let after = f.packages(&root).await;
+    assert_eq!(version_of(&after, "wsp-alpha"), None);
+    assert_eq!(version_of(&after, "wsp-beta"), None, "beta needs alpha");
+    assert_eq!(version_of(&after, "python").as_deref(), Some("3.12.1"));
+    let gone = f
+        .python(
+            &root,
+            "import importlib.util as u; print(u.find_spec('wsp_alpha'))",
+        )
+        .await;
+    assert_eq!(gone, "None");
+}
+
+#[tokio::test]
+async fn the_solve_fetch_and_link_steps_are_reported() {
+    let f = Fixture::new();
+    let root = f.prefix("steps").await;
+    let (sink, mut steps) = mpsc::channel(256);
+    f.install(&root, &["wsp-beta"], false, Some(sink))
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    while let Some(step) = steps.recv().await {
+        seen.push(step);
+    }
+    let messages: Vec<&str> = seen.iter().map(|s| s.message.as_str()).collect();
+    for expected in [
+        "Solving ",
+        "Solved: ",
+        "Fetched wsp-beta-1.0",
+        "Linked wsp-alpha-2.0",
+    ] {
+        assert!(
+            messages.iter().any(|m| m.starts_with(expected)),
+            "no `{expected}` in {messages:?}"
+        );
+    }
+    let percentages: Vec<u32> = seen.iter().filter_map(|s| s.percentage).collect();
+    assert!(
+        percentages.windows(2).all(|w| w[0] <= w[1]),
+        "{percentages:?}"
+    );
+}
