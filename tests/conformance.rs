@@ -13,6 +13,20 @@ async fn venv_backend_conforms() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn venv_backend_installing_with_pip_conforms() {
+    check_backend(BackendUnderTest::new("venv", "3.13", |ctx| {
+        let options = wsp_backend_venv::VenvOptions {
+            seed_cache_dir: Some(ctx.state_dir().join("pip-seed")),
+            ..wsp_backend_venv::VenvOptions::default()
+        };
+        let backend = wsp_backend_venv::VenvBackend::new(ctx.inventory(), options)
+            .with_installer(wsp_backend::install::Installer::Pip);
+        BoxBackend::new(backend)
+    }))
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn venv_backend_in_stdlib_mode_conforms() {
     check_backend(BackendUnderTest::new("venv", "3.11", |ctx| {
         let options = wsp_backend_venv::VenvOptions {
@@ -34,7 +48,8 @@ async fn uv_backend_conforms() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conda_backend_conforms_offline_against_a_local_channel() {
-    use wsp_backend_conda::testing::{build_local_channel, PythonBuild};
+    use wsp::conformance::{KitPackages, KIT_PACKAGES};
+    use wsp_backend_conda::testing::{build_local_channel_with, CondaPackage, PythonBuild};
     use wsp_backend_conda::{CondaBackend, CondaConfig};
 
     let channel_dir = tempfile::tempdir().unwrap();
@@ -42,14 +57,27 @@ async fn conda_backend_conforms_offline_against_a_local_channel() {
         .iter()
         .map(|v| PythonBuild::from_pyenv(v).unwrap_or_else(|| panic!("pyenv has Python {v}")))
         .collect();
-    let url = build_local_channel(channel_dir.path(), &builds).expect("the local channel builds");
+    // The install checks' packages, as noarch packages of the channel.
+    let packages: Vec<CondaPackage> = KIT_PACKAGES
+        .iter()
+        .map(|p| {
+            p.requires
+                .iter()
+                .fold(CondaPackage::new(p.name, p.version), |package, needs| {
+                    package.depends(needs)
+                })
+        })
+        .collect();
+    let url = build_local_channel_with(channel_dir.path(), &builds, &packages)
+        .expect("the local channel builds");
     check_backend(
         BackendUnderTest::new("conda", "3.12", move |ctx| {
             let mut config = CondaConfig::new(ctx.state_dir().join("conda-cache"));
             config.channels = vec![url.to_string()];
             BoxBackend::new(CondaBackend::new(config))
         })
-        .activation_variable("CONDA_PREFIX"),
+        .activation_variable("CONDA_PREFIX")
+        .packages(KitPackages::Configured),
     )
     .await;
 }

@@ -16,6 +16,7 @@ pub struct Client {
     writer: Option<FramedWrite<WriteHalf<DuplexStream>, FrameCodec>>,
     reader: FramedRead<ReadHalf<DuplexStream>, FrameCodec>,
     early: HashMap<String, Value>,
+    notifications: Vec<Value>,
     server: JoinHandle<i32>,
     next_id: i64,
 }
@@ -31,6 +32,7 @@ impl Client {
             writer: Some(FramedWrite::new(write, FrameCodec::new())),
             reader: FramedRead::new(read, FrameCodec::new()),
             early: HashMap::new(),
+            notifications: Vec::new(),
             server,
             next_id: 1,
         }
@@ -76,12 +78,22 @@ impl Client {
                 return response;
             }
             let response = self.next_response().await;
+            if response.get("id").is_none() {
+                self.notifications.push(response);
+                continue;
+            }
             let got = response["id"].to_string();
             self.early.insert(got, response);
         }
     }
 
-    /// The next response, whichever request it answers.
+    /// The notifications the server sent while [`Client::response`] waited, in order, since
+    /// the last call.
+    pub fn take_notifications(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.notifications)
+    }
+
+    /// The next message (a response, whichever request it answers, or a notification).
     pub async fn next_response(&mut self) -> Value {
         match self.reader.next().await {
             Some(Ok(Frame::Payload(text))) => serde_json::from_str(&text).expect("a JSON response"),

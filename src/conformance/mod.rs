@@ -6,8 +6,10 @@
 //! WSP to it over an in-memory pipe, and checks every rule of the methods document and of the
 //! execute section of the contract: ids and ordering, every error code with its `data`, name
 //! conflicts under concurrency, creates side by side, failed or cancelled provisioning leaving
-//! nothing behind (the in-process counterpart of a crash), the delete-waits rule, and
-//! everything about running commands. It panics with the list of failed checks.
+//! nothing behind (the in-process counterpart of a crash), the delete-waits rule, everything
+//! about running commands, and the extensions: installing and uninstalling packages (from
+//! [`KIT_PACKAGES`], see [`KitPackages`]), creating with packages, one install at a time, a
+//! delete waiting for an install, and `$/progress`. It panics with the list of failed checks.
 //!
 //! The constructor returns a [`BoxBackend`]; [`wsp_backend::boxed`] makes one from any backend
 //! wrapped in any tower layers, `Clone` or not.
@@ -27,6 +29,8 @@ mod cancellation;
 pub mod client;
 mod contract;
 mod execute;
+mod install;
+mod install_order;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -63,6 +67,51 @@ impl KitContext {
 
 type MakeBackend = Arc<dyn Fn(&KitContext) -> BoxBackend + Send + Sync>;
 
+/// One distribution the install checks use (see [`KIT_PACKAGES`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KitPackage {
+    /// Its name; its module is the name with `-` as `_`, and sets `VERSION`.
+    pub name: &'static str,
+    /// Its version.
+    pub version: &'static str,
+    /// The names of the packages it needs.
+    pub requires: &'static [&'static str],
+}
+
+/// What the install checks install: two versions of `wsp-kit-alpha`, and `wsp-kit-beta`,
+/// which needs it. The checks' requirements (`wsp-kit-alpha==1.0`, `wsp-kit-alpha>=3`, …)
+/// read the same as PEP 508 requirements and as conda match specs.
+pub const KIT_PACKAGES: [KitPackage; 3] = [
+    KitPackage {
+        name: "wsp-kit-alpha",
+        version: "1.0",
+        requires: &[],
+    },
+    KitPackage {
+        name: "wsp-kit-alpha",
+        version: "2.0",
+        requires: &[],
+    },
+    KitPackage {
+        name: "wsp-kit-beta",
+        version: "1.0",
+        requires: &["wsp-kit-alpha"],
+    },
+];
+
+/// Where the backend finds [`KIT_PACKAGES`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum KitPackages {
+    /// The kit builds them as wheels into a directory and installs with
+    /// `find_links: [that directory], no_index: true` (backends that install PEP 508
+    /// requirements: venv, uv).
+    #[default]
+    Wheels,
+    /// The backend's own configured sources hold them already (a conda backend over a channel
+    /// built with them); installs name no source.
+    Configured,
+}
+
 /// A backend to check.
 #[derive(Clone)]
 pub struct BackendUnderTest {
@@ -72,6 +121,8 @@ pub struct BackendUnderTest {
     pub python_version: String,
     /// The variable the backend's activation sets: `VIRTUAL_ENV` or `CONDA_PREFIX`.
     pub activation_variable: String,
+    /// Where the install checks' packages come from.
+    pub packages: KitPackages,
     make: MakeBackend,
 }
 
@@ -87,6 +138,7 @@ impl BackendUnderTest {
             name: name.to_owned(),
             python_version: python_version.to_owned(),
             activation_variable: "VIRTUAL_ENV".to_owned(),
+            packages: KitPackages::default(),
             make: Arc::new(make),
         }
     }
@@ -94,6 +146,12 @@ impl BackendUnderTest {
     /// Sets the variable the backend's activation sets (e.g. `CONDA_PREFIX`).
     pub fn activation_variable(mut self, name: &str) -> Self {
         self.activation_variable = name.to_owned();
+        self
+    }
+
+    /// Sets where the install checks' packages come from.
+    pub fn packages(mut self, packages: KitPackages) -> Self {
+        self.packages = packages;
         self
     }
 }
@@ -147,14 +205,17 @@ impl Fixture {
     /// A server builder over [`Fixture::environments`], for checks that tune the server.
     pub fn builder_with(&self, wrap: impl FnOnce(BoxBackend) -> BoxBackend) -> ServerBuilder {
         let environments = self.environments(wrap);
-        ServerBuilder::new()
+        let builder = ServerBuilder::new();
+        let notifier = builder.notifier();
+        builder
             .facts(ServerFacts {
                 backend: self.backend.name.clone(),
                 wsp_home: self.state_dir.display().to_string(),
                 session_durability: "durable".into(),
+                features: Environments::features(true),
                 ..ServerFacts::default()
             })
-            .with_router(|router| environments.bind(router, None))
+            .with_router(|router| environments.bind(router, Some(notifier)))
     }
 
     /// An initialized client of a fresh server on this fixture.
@@ -174,6 +235,8 @@ pub fn checks() -> Vec<(&'static str, CheckFn)> {
     let mut all = contract::checks();
     all.extend(execute::checks());
     all.extend(cancellation::checks());
+    all.extend(install::checks());
+    all.extend(install_order::checks());
     all
 }
 
