@@ -95,7 +95,10 @@ pub(crate) async fn provision(
 
 /// The virtual packages (`__glibc`, `__unix`, ...) this machine provides for `platform`. A
 /// detection failure is logged and solves without them.
-pub(crate) async fn detect_virtual_packages(platform: Subdir, cache_dir: &Path) -> Vec<GenericVirtualPackage> {
+pub(crate) async fn detect_virtual_packages(
+    platform: Subdir,
+    cache_dir: &Path,
+) -> Vec<GenericVirtualPackage> {
     let cache_dir = cache_dir.join("virtual-packages");
     let detected = tokio::task::spawn_blocking(move || {
         VirtualPackages::detect_for_platform(
