@@ -1,0 +1,285 @@
+//! `environment/install` and `environment/create` with packages against the tools a user would
+//! run instead, on the same interpreter (pyenv 3.12), the same 10 local wheels and the same uv
+//! cache.
+//!
+//! install: `environment/install` of 10 wheels from `find_links` through an in-process server
+//! (venv backend with uv and with the environment's own pip; uv backend), against
+//! `uv pip install --python <venv> --no-index --find-links DIR` and
+//! `<venv>/bin/python -m pip install --no-index --find-links DIR`, each into a fresh
+//! environment (made before the clock starts).
+//! create: `environment/create` with those 10 packages (venv backend with uv, and the uv
+//! backend), against `uv venv` followed by `uv pip install`.
+//!
+//! `cargo bench --bench install` (uv on `PATH`)
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use serde_json::{json, Value};
+use wsp::conformance::{BackendUnderTest, Client, Fixture};
+use wsp_backend::install::testing::Distribution;
+use wsp_backend::install::{find_uv, Installer};
+use wsp_backend::interpreters::{InterpreterInfo, Inventory, InventoryConfig};
+use wsp_backend::BoxBackend;
+use wsp_backend_venv::VenvOptions;
+
+const PACKAGES: usize = 10;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+fn interpreter(rt: &tokio::runtime::Runtime) -> InterpreterInfo {
+    let inventory = Inventory::new(InventoryConfig::from_env());
+    rt.block_on(inventory.resolve(&"3.12".parse().expect("a version")))
+        .expect("Python 3.12 is installed")
+}
+
+/// Writes the 10 wheels into `dir`; returns their names.
+fn wheels(dir: &Path) -> Vec<String> {
+    (0..PACKAGES)
+        .map(|i| {
+            let name = format!("wsp-bench-{i:02}");
+            Distribution::new(&name, "1.0")
+                .write_wheel(dir)
+                .expect("a wheel");
+            name
+        })
+        .collect()
+}
+
+fn venv_backend(installer: Installer, seed_pip: bool, seed_cache: PathBuf) -> BackendUnderTest {
+    BackendUnderTest::new("venv", "3.12", move |ctx| {
+        let options = VenvOptions {
+            seed_pip,
+            seed_cache_dir: Some(seed_cache.clone()),
+            ..VenvOptions::default()
+        };
+        let backend = wsp_backend_venv::VenvBackend::new(ctx.inventory(), options)
+            .with_installer(installer.clone());
+        BoxBackend::new(backend)
+    })
+}
+
+fn uv_backend() -> BackendUnderTest {
+    BackendUnderTest::new("uv", "3.12", |ctx| {
+        BoxBackend::new(wsp_backend_uv::UvBackend::new(None, ctx.inventory()))
+    })
+}
+
+fn run_quietly(command: &mut Command) {
+    let status = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("runs");
+    assert!(status.success(), "{command:?} failed");
+}
+
+/// Times `install` into a fresh environment made by `make` each iteration.
+fn timed_installs(
+    base: &Path,
+    iters: u64,
+    mut make: impl FnMut(&Path),
+    mut install: impl FnMut(&Path),
+) -> Duration {
+    let mut total = Duration::ZERO;
+    for i in 0..iters {
+        let root = base.join(format!("env-{i}"));
+        make(&root);
+        let start = Instant::now();
+        install(&root);
+        total += start.elapsed();
+        let _ = std::fs::remove_dir_all(&root);
+    }
+    total
+}
+
+/// Times `environment/install` of `packages` into a fresh environment each iteration.
+fn timed_wsp_installs(
+    rt: &tokio::runtime::Runtime,
+    client: &mut Client,
+    iters: u64,
+    install: &Value,
+) -> Duration {
+    let mut total = Duration::ZERO;
+    for n in 0..iters {
+        let created = rt.block_on(client.ok(
+            "environment/create",
+            json!({"name": format!("i{n}"), "python_version": "3.12"}),
+        ));
+        let mut params = install.clone();
+        params["id"] = created["id"].clone();
+        let start = Instant::now();
+        let installed = rt.block_on(client.ok("environment/install", params));
+        total += start.elapsed();
+        let count = installed["installed_packages"].as_array().map(Vec::len);
+        assert!(count >= Some(PACKAGES), "{installed}");
+        rt.block_on(client.ok("environment/delete", json!({"id": created["id"]})));
+    }
+    total
+}
+
+fn install(c: &mut Criterion) {
+    let rt = runtime();
+    let info = interpreter(&rt);
+    let uv = find_uv(None).expect("uv is on PATH");
+    let scratch = tempfile::tempdir().expect("a temp dir");
+    let links = scratch.path().join("wheels");
+    let names = wheels(&links);
+    let links_text = links.display().to_string();
+    let seed_cache = scratch.path().join("seed");
+    let request = json!({"packages": names, "find_links": [links_text], "no_index": true});
+
+    let mut group = c.benchmark_group("install (10 local wheels)");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
+    let with_uv = Fixture::for_backend(&venv_backend(
+        Installer::Uv(uv.clone()),
+        false,
+        seed_cache.clone(),
+    ));
+    let mut client = rt.block_on(with_uv.client());
+    group.bench_function("wsp environment/install (venv backend, uv)", |b| {
+        b.iter_custom(|iters| timed_wsp_installs(&rt, &mut client, iters, &request))
+    });
+    let uv_made = Fixture::for_backend(&uv_backend());
+    let mut client = rt.block_on(uv_made.client());
+    group.bench_function("wsp environment/install (uv backend)", |b| {
+        b.iter_custom(|iters| timed_wsp_installs(&rt, &mut client, iters, &request))
+    });
+    let with_pip = Fixture::for_backend(&venv_backend(Installer::Pip, true, seed_cache.clone()));
+    let mut client = rt.block_on(with_pip.client());
+    group.bench_function("wsp environment/install (venv backend, pip)", |b| {
+        b.iter_custom(|iters| timed_wsp_installs(&rt, &mut client, iters, &request))
+    });
+    let envs = scratch.path().join("envs");
+    group.bench_function("uv pip install --no-index --find-links", |b| {
+        b.iter_custom(|iters| {
+            let make = |root: &Path| {
+                run_quietly(
+                    Command::new(&uv)
+                        .args(["venv", "--quiet", "--no-config", "-p"])
+                        .arg(&info.executable)
+                        .arg(root),
+                )
+            };
+            let install = |root: &Path| {
+                run_quietly(
+                    Command::new(&uv)
+                        .args(["pip", "install", "--no-config", "--python"])
+                        .arg(root.join("bin/python"))
+                        .args(["--no-index", "--find-links", &links_text])
+                        .args(&names),
+                )
+            };
+            timed_installs(&envs, iters, make, install)
+        })
+    });
+    let seeded = VenvOptions {
+        seed_pip: true,
+        seed_cache_dir: Some(seed_cache.clone()),
+        ..VenvOptions::default()
+    };
+    group.bench_function("pip install --no-index --find-links", |b| {
+        b.iter_custom(|iters| {
+            let make = |root: &Path| {
+                rt.block_on(wsp_backend_venv::create_venv(root, &info, &seeded))
+                    .expect("a venv with pip");
+            };
+            let install = |root: &Path| {
+                run_quietly(
+                    Command::new(root.join("bin/python"))
+                        .args(["-m", "pip", "install", "--disable-pip-version-check"])
+                        .args(["--no-index", "--find-links", &links_text])
+                        .args(&names),
+                )
+            };
+            timed_installs(&envs, iters, make, install)
+        })
+    });
+    group.finish();
+}
+
+fn create(c: &mut Criterion) {
+    let rt = runtime();
+    let info = interpreter(&rt);
+    let uv = find_uv(None).expect("uv is on PATH");
+    let scratch = tempfile::tempdir().expect("a temp dir");
+    let links = scratch.path().join("wheels");
+    let names = wheels(&links);
+    let links_text = links.display().to_string();
+
+    let mut group = c.benchmark_group("create with 10 packages");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
+    let backends = [
+        (
+            "wsp environment/create with packages (venv backend, uv)",
+            venv_backend(Installer::Uv(uv.clone()), false, scratch.path().join("seed")),
+        ),
+        (
+            "wsp environment/create with packages (uv backend)",
+            uv_backend(),
+        ),
+    ];
+    for (label, backend) in backends {
+        let fixture = Fixture::for_backend(&backend);
+        let mut client = rt.block_on(fixture.client());
+        let mut n = 0u64;
+        group.bench_function(label, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    n += 1;
+                    let params = json!({"name": format!("c{n}"), "python_version": "3.12",
+                        "packages": names, "find_links": [links_text], "no_index": true});
+                    let start = Instant::now();
+                    let created = rt.block_on(client.ok("environment/create", params));
+                    total += start.elapsed();
+                    rt.block_on(client.ok("environment/delete", json!({"id": created["id"]})));
+                }
+                total
+            })
+        });
+    }
+    let envs = scratch.path().join("envs");
+    group.bench_function("uv venv + uv pip install", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for i in 0..iters {
+                let root = envs.join(format!("env-{i}"));
+                let start = Instant::now();
+                run_quietly(
+                    Command::new(&uv)
+                        .args(["venv", "--quiet", "--no-config", "-p"])
+                        .arg(&info.executable)
+                        .arg(&root),
+                );
+                run_quietly(
+                    Command::new(&uv)
+                        .args(["pip", "install", "--no-config", "--python"])
+                        .arg(root.join("bin/python"))
+                        .args(["--no-index", "--find-links", &links_text])
+                        .args(&names),
+                );
+                total += start.elapsed();
+                let _ = std::fs::remove_dir_all(&root);
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, install, create);
+criterion_main!(benches);
