@@ -225,7 +225,11 @@ fn create(c: &mut Criterion) {
     let backends = [
         (
             "wsp environment/create with packages (venv backend, uv)",
-            venv_backend(Installer::Uv(uv.clone()), false, scratch.path().join("seed")),
+            venv_backend(
+                Installer::Uv(uv.clone()),
+                false,
+                scratch.path().join("seed"),
+            ),
         ),
         (
             "wsp environment/create with packages (uv backend)",
