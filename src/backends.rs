@@ -1,5 +1,6 @@
 //! The reference server's backends: which one serves, and how it is set up from the config.
 
+use wsp_backend::install::PythonDownloads;
 use wsp_backend::interpreters::{Inventory, InventoryConfig};
 use wsp_backend::store::Store;
 
@@ -46,11 +47,17 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
             let backend =
                 wsp_backend_venv::VenvBackend::new(inventory, venv_options(config, &store))
                     .with_installer(installer);
-            Environments::new(store, name, backend)
+            match python_downloads(config) {
+                Some(uv) => Environments::new(store, name, PythonDownloads::new(backend, uv)),
+                None => Environments::new(store, name, backend),
+            }
         }
         BackendKind::Uv => {
             let backend = wsp_backend_uv::UvBackend::new(config.uv.clone(), inventory);
-            Environments::new(store, name, backend)
+            match python_downloads(config) {
+                Some(uv) => Environments::new(store, name, PythonDownloads::new(backend, uv)),
+                None => Environments::new(store, name, backend),
+            }
         }
         BackendKind::Conda => {
             let mut conda =
@@ -62,4 +69,19 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
         }
     };
     Ok(environments.with_install_defaults(config.install_source.clone()))
+}
+
+/// The uv that installs missing Pythons under `--python-downloads`, if one is found (otherwise
+/// a warning says why not).
+fn python_downloads(config: &ServeConfig) -> Option<std::path::PathBuf> {
+    if !config.python_downloads {
+        return None;
+    }
+    match wsp_backend::install::find_uv(config.uv.clone()) {
+        Ok(uv) => Some(uv),
+        Err(reason) => {
+            tracing::warn!("--python-downloads: no uv to install Pythons with: {reason}");
+            None
+        }
+    }
 }

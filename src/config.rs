@@ -68,6 +68,9 @@ pub struct ServeConfig {
     /// Where every install looks for packages unless its request says otherwise
     /// (`--find-links`, `--index-url`, `--no-index`).
     pub install_source: wsp_backend::install::InstallSource,
+    /// Install a Python that no locator finds with `uv python install` (`--python-downloads`;
+    /// venv and uv backends).
+    pub python_downloads: bool,
 }
 
 impl Default for ServeConfig {
@@ -87,6 +90,7 @@ impl Default for ServeConfig {
             seed_pip: false,
             sandbox: false,
             install_source: wsp_backend::install::InstallSource::default(),
+            python_downloads: false,
         }
     }
 }

@@ -62,6 +62,10 @@ pub struct ServeArgs {
     /// Installs use no package index (only find-links) unless their request says otherwise.
     #[arg(long)]
     pub no_index: bool,
+    /// Install a Python version that no locator finds with `uv python install`, then use it
+    /// (venv and uv backends; off by default).
+    #[arg(long)]
+    pub python_downloads: bool,
 }
 
 impl ServeArgs {
@@ -99,6 +103,7 @@ impl ServeArgs {
         config.stdlib_venv = self.stdlib_venv;
         config.seed_pip = self.seed_pip;
         config.sandbox = self.sandbox;
+        config.python_downloads = self.python_downloads;
         config.install_source = wsp_backend::install::InstallSource {
             find_links: self.find_links,
             index_url: self.index_url,

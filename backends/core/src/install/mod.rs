@@ -14,6 +14,7 @@
 mod command;
 mod lock;
 mod output;
+mod python;
 mod steps;
 pub mod testing;
 
@@ -27,6 +28,7 @@ use crate::BackendError;
 pub use command::{find_uv, Installer};
 pub use lock::{lock_environment, InstallLock, INSTALL_LOCK_FILE};
 pub use output::MAX_DETAIL_BYTES;
+pub use python::PythonDownloads;
 
 /// The `reason` of a failed install or uninstall.
 pub const INSTALL_FAILED: &str = "install-failed";
