@@ -175,14 +175,9 @@ impl Future for RouterFuture {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.get_mut() {
             RouterFuture::Routed(future) => future.as_mut().poll(cx),
-            RouterFuture::Answered(response) => {
-                Poll::Ready(Ok(response.take().unwrap_or_else(|| {
-                    Response::error(
-                        wsp_protocol::Id::Null,
-                        error::internal_error("an answer was polled twice"),
-                    )
-                })))
-            }
+            RouterFuture::Answered(response) => Poll::Ready(Ok(response
+                .take()
+                .unwrap_or_else(wsp_middleware::polled_after_completion))),
         }
     }
 }

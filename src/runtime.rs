@@ -454,12 +454,11 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
         match self.project() {
             ElementProj::Call(future) => future.poll(cx).map(|Ok(response)| response),
-            ElementProj::Known(response) => Poll::Ready(response.take().unwrap_or_else(|| {
-                Response::error(
-                    Id::Null,
-                    wsp_protocol::error::internal_error("an answer was polled twice"),
-                )
-            })),
+            ElementProj::Known(response) => Poll::Ready(
+                response
+                    .take()
+                    .unwrap_or_else(wsp_middleware::polled_after_completion),
+            ),
         }
     }
 }

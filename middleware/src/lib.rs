@@ -51,7 +51,7 @@ use wsp_protocol::{error, Id, Response};
 
 /// What a response future answers if it is polled again after completing (a caller bug; it must
 /// not panic the server).
-pub(crate) fn polled_after_completion() -> Response {
+pub fn polled_after_completion() -> Response {
     Response::error(
         Id::Null,
         error::internal_error("response future polled after completion"),
