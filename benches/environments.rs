@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
-use wsp::conformance::{BackendUnderTest, Client, Fixture};
 use wsp_backend::interpreters::{InterpreterInfo, Inventory, InventoryConfig};
 use wsp_backend::store::{EnvironmentDetails as StoreDetails, Store};
 use wsp_backend::BoxBackend;
+use wsp_conformance::{BackendUnderTest, Client, Fixture};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()

@@ -18,12 +18,12 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};
-use wsp::conformance::{BackendUnderTest, Client, Fixture};
 use wsp_backend::install::testing::Distribution;
 use wsp_backend::install::{find_uv, Installer};
 use wsp_backend::interpreters::{InterpreterInfo, Inventory, InventoryConfig};
 use wsp_backend::BoxBackend;
 use wsp_backend_venv::VenvOptions;
+use wsp_conformance::{BackendUnderTest, Client, Fixture};
 
 const PACKAGES: usize = 10;
 

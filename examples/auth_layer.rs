@@ -1,6 +1,6 @@
 //! A tower layer of your own in the stack: a shared-secret check.
 //!
-//! Layers added with [`wsp::ServerBuilder::layer`] sit in front of the lifecycle gate, so they
+//! Layers added with [`wsp_server::ServerBuilder::layer`] sit in front of the lifecycle gate, so they
 //! see every request (`initialize` and `shutdown` included) and can answer it themselves or
 //! pass it on. This one demands that every request's params carry
 //! `"auth_token"` equal to the `WSP_EXAMPLE_TOKEN` environment variable, and answers a JSON-RPC
@@ -88,7 +88,9 @@ where
 
 #[tokio::main]
 async fn main() {
-    wsp::logging::init(wsp::LogFormat::Text);
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .init();
     let Some(token) = std::env::var("WSP_EXAMPLE_TOKEN")
         .ok()
         .filter(|t| !t.is_empty())
@@ -96,7 +98,7 @@ async fn main() {
         eprintln!("set WSP_EXAMPLE_TOKEN to the token clients must send");
         std::process::exit(2);
     };
-    let server = wsp::ServerBuilder::new()
+    let server = wsp_server::ServerBuilder::new()
         .layer(RequireTokenLayer {
             token: token.into(),
         })

@@ -29,7 +29,7 @@
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use wsp::ServerBuilder;
+use wsp_server::ServerBuilder;
 
 wsp_protocol::method! {
     /// `shout`: one non-empty string of at most 1000 characters, answered in capitals.
@@ -42,7 +42,9 @@ pub struct Shouted {
 
 #[tokio::main]
 async fn main() {
-    wsp::logging::init(wsp::LogFormat::Text);
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .init();
     let shout = tower::service_fn(|params: ShoutParams| async move {
         Ok::<_, wsp_protocol::ErrorObjectOwned>(Shouted {
             text: format!("{}!", params.text.to_uppercase()),

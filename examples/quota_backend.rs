@@ -26,8 +26,8 @@ use std::task::{Context, Poll};
 use serde_json::json;
 use tower::limit::ConcurrencyLimitLayer;
 use tower::{BoxError, Layer, Service};
-use wsp::conformance::{check_backend, BackendUnderTest, Client, KitContext};
 use wsp_backend::{BackendError, BackendRequest, BackendResponse, BoxBackend};
+use wsp_conformance::{check_backend, BackendUnderTest, Client, KitContext};
 
 /// Refuses to provision past `max` environments in the state directory.
 #[derive(Clone)]
@@ -91,7 +91,7 @@ async fn main() {
     check_backend(kit).await;
 
     let demo = BackendUnderTest::new("quota-venv", "3.12", |ctx| quota_venv(ctx, 1));
-    let fixture = wsp::conformance::Fixture::for_backend(&demo);
+    let fixture = wsp_conformance::Fixture::for_backend(&demo);
     let mut client: Client = fixture.client().await;
     let first = client
         .ok(

@@ -5,8 +5,8 @@ use wsp_backend::interpreters::{Inventory, InventoryConfig};
 use wsp_backend::store::Store;
 
 use crate::config::{BackendKind, ServeConfig};
-use crate::environments::Environments;
 use crate::serve::StartError;
+use wsp_environments::Environments;
 
 /// The interpreter inventory the config describes, caching queries in the state directory.
 pub fn inventory(config: &ServeConfig, store: &Store) -> Inventory {
@@ -16,6 +16,7 @@ pub fn inventory(config: &ServeConfig, store: &Store) -> Inventory {
     Inventory::new(inventory_config)
 }
 
+#[cfg(feature = "venv")]
 /// The venv backend's options from the config.
 pub fn venv_options(config: &ServeConfig, store: &Store) -> wsp_backend_venv::VenvOptions {
     wsp_backend_venv::VenvOptions {
@@ -42,6 +43,7 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
         }
     }
     let environments = match config.backend {
+        #[cfg(feature = "venv")]
         BackendKind::Venv => {
             let installer = wsp_backend::install::Installer::detect(config.uv.clone());
             let backend =
@@ -52,6 +54,7 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
                 None => Environments::new(store, name, backend),
             }
         }
+        #[cfg(feature = "uv")]
         BackendKind::Uv => {
             let backend = wsp_backend_uv::UvBackend::new(config.uv.clone(), inventory);
             match python_downloads(config) {
@@ -59,6 +62,7 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
                 None => Environments::new(store, name, backend),
             }
         }
+        #[cfg(feature = "conda")]
         BackendKind::Conda => {
             let mut conda =
                 wsp_backend_conda::CondaConfig::new(store.dir().join("cache").join("conda"));
@@ -66,6 +70,13 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
                 conda.channels = config.channels.clone();
             }
             Environments::new(store, name, wsp_backend_conda::CondaBackend::new(conda))
+        }
+        #[allow(unreachable_patterns)]
+        _ => {
+            return Err(StartError::Backend {
+                backend: name,
+                detail: "this wsp was built without it (cargo feature off)".to_owned(),
+            })
         }
     };
     Ok(environments.with_install_defaults(config.install_source.clone()))

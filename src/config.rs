@@ -78,7 +78,7 @@ impl Default for ServeConfig {
         ServeConfig {
             state_dir: None,
             backend: BackendKind::Venv,
-            max_frame_bytes: crate::codec::DEFAULT_MAX_FRAME_BYTES,
+            max_frame_bytes: wsp_server::codec::DEFAULT_MAX_FRAME_BYTES,
             drain_timeout: Duration::from_secs(5),
             concurrency_limit: 64,
             max_output_bytes: None,

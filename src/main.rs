@@ -1,8 +1,17 @@
 //! The `wsp` binary: `wsp serve` runs the reference server on stdin/stdout; the other commands
-//! are a client that spawns one (see `wsp --help` and [`wsp::cli`]).
+//! are a client that spawns one (see `wsp --help` and the `cli` module).
+//!
+//! This crate is the application only: the framework is `wsp-server` (on `wsp-middleware` and
+//! `wsp-protocol`), the environment methods `wsp-environments`, the backends `wsp-backend-*`.
+
+mod backends;
+mod cli;
+mod config;
+mod logging;
+mod serve;
 
 use clap::Parser;
 
 fn main() {
-    std::process::exit(wsp::cli::main(wsp::cli::args::Cli::parse()));
+    std::process::exit(cli::main(cli::args::Cli::parse()));
 }

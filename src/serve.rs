@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use wsp_backend::store::Store;
 
 use crate::config::ServeConfig;
-use crate::server::{ServerBuilder, ServerFacts};
+use wsp_server::{ServerBuilder, ServerFacts};
 
 /// Why the reference server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -46,7 +46,7 @@ pub fn state_dir(configured: Option<PathBuf>) -> Option<PathBuf> {
 }
 
 /// Builds the reference server: the environment methods on the configured backend.
-pub fn reference_server(config: &ServeConfig) -> Result<crate::server::Server, StartError> {
+pub fn reference_server(config: &ServeConfig) -> Result<wsp_server::Server, StartError> {
     let dir = state_dir(config.state_dir.clone()).ok_or(StartError::NoStateDir)?;
     let store = Store::open(&dir).map_err(|source| StartError::Store {
         path: dir.clone(),
@@ -60,7 +60,11 @@ pub fn reference_server(config: &ServeConfig) -> Result<crate::server::Server, S
         wsp_home: dir.display().to_string(),
         session_durability: "durable".to_owned(),
         backend: config.backend.name().to_owned(),
-        features: crate::environments::Environments::features(true),
+        features: wsp_environments::Environments::features(true),
+        // Probed once per process: whether the shared runner can enforce `sandbox: true` here.
+        sandbox_unavailable_reason: wsp_backend::execute::sandbox_availability()
+            .err()
+            .map(str::to_owned),
         ..ServerFacts::default()
     };
     let builder = ServerBuilder::new();

@@ -7,9 +7,9 @@ use serde_json::json;
 use tower::limit::{ConcurrencyLimitLayer, RateLimitLayer};
 use tower::timeout::TimeoutLayer;
 use tower::ServiceBuilder;
-use wsp::conformance::{check_backend, BackendUnderTest, Client, Fixture};
+use wsp_conformance::{check_backend, BackendUnderTest, Client, Fixture};
 
-fn venv(ctx: &wsp::conformance::KitContext) -> wsp_backend_venv::VenvBackend {
+fn venv(ctx: &wsp_conformance::KitContext) -> wsp_backend_venv::VenvBackend {
     wsp_backend_venv::VenvBackend::new(ctx.inventory(), Default::default())
 }
 

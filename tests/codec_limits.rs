@@ -6,7 +6,7 @@ mod codec_common;
 use bytes::BytesMut;
 use codec_common::{assert_recovers, decode, decode_chunked, frame, invalid, payload, GOOD};
 use tokio_util::codec::Decoder;
-use wsp::codec::{DecodeErrorReason, Frame, FrameCodec, MAX_HEADER_BYTES};
+use wsp_server::codec::{DecodeErrorReason, Frame, FrameCodec, MAX_HEADER_BYTES};
 
 #[test]
 fn oversized_header_block_is_skipped_whole() {

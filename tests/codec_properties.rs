@@ -11,7 +11,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use tokio_util::codec::{Decoder, Encoder};
-use wsp::codec::{
+use wsp_server::codec::{
     DecodeError, DecodeErrorReason, Frame, FrameCodec, DEFAULT_MAX_FRAME_BYTES, MAX_HEADER_BYTES,
 };
 

@@ -9,7 +9,7 @@ use codec_common::{
 };
 use futures::StreamExt;
 use tokio_util::codec::FramedRead;
-use wsp::codec::{DecodeError, DecodeErrorReason, Frame, FrameCodec, MAX_HEADER_BYTES};
+use wsp_server::codec::{DecodeError, DecodeErrorReason, Frame, FrameCodec, MAX_HEADER_BYTES};
 
 /// Good frames sent after each corrupted one in the regression tests of issue 10.
 const FOLLOWERS: usize = 20;

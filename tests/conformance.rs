@@ -1,7 +1,7 @@
 //! The backend conformance kit against the built-in backends.
 
-use wsp::conformance::{check_backend, BackendUnderTest};
 use wsp_backend::BoxBackend;
+use wsp_conformance::{check_backend, BackendUnderTest};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn venv_backend_conforms() {
@@ -48,9 +48,9 @@ async fn uv_backend_conforms() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conda_backend_conforms_offline_against_a_local_channel() {
-    use wsp::conformance::{KitPackages, KIT_PACKAGES};
     use wsp_backend_conda::testing::{build_local_channel_with, CondaPackage, PythonBuild};
     use wsp_backend_conda::{CondaBackend, CondaConfig};
+    use wsp_conformance::{KitPackages, KIT_PACKAGES};
 
     let channel_dir = tempfile::tempdir().unwrap();
     let builds: Vec<PythonBuild> = ["3.11.7", "3.12.1"]

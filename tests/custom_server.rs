@@ -7,10 +7,10 @@ use futures::{SinkExt, StreamExt};
 use serde::Serialize;
 use serde_json::{json, Value};
 use tokio_util::codec::{FramedRead, FramedWrite};
-use wsp::codec::{Frame, FrameCodec};
-use wsp::ServerBuilder;
 use wsp_protocol::validation::{from_serde, Params, Violation};
 use wsp_protocol::ErrorObjectOwned;
+use wsp_server::codec::{Frame, FrameCodec};
+use wsp_server::ServerBuilder;
 
 #[derive(Debug, serde::Deserialize, Serialize, schemars::JsonSchema)]
 struct EchoParams {
@@ -26,7 +26,7 @@ impl Params for EchoParams {
     }
 }
 
-fn server() -> wsp::Server {
+fn server() -> wsp_server::Server {
     ServerBuilder::new()
         .route(
             "custom/echo",
@@ -68,7 +68,7 @@ impl Client {
     }
 }
 
-fn connect(server: wsp::Server) -> (Client, tokio::task::JoinHandle<i32>) {
+fn connect(server: wsp_server::Server) -> (Client, tokio::task::JoinHandle<i32>) {
     let (client_side, server_side) = tokio::io::duplex(64 * 1024);
     let (server_read, server_write) = tokio::io::split(server_side);
     let running = tokio::spawn(server.serve(server_read, server_write));

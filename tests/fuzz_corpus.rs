@@ -4,9 +4,9 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
-/// The checks name the codec `crate::codec`: here it is the `wsp` crate's.
+/// The checks name the codec `crate::codec`: here it is the framework's.
 mod codec {
-    pub use wsp::codec::*;
+    pub use wsp_server::codec::*;
 }
 
 #[path = "../fuzz/src/codec_checks.rs"]

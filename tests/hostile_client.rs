@@ -196,12 +196,13 @@ fn a_client_that_never_reads_keeps_the_server_bounded() {
     runtime.block_on(async {
         use futures::StreamExt;
         let stdout = tokio::process::ChildStdout::from_std(stdout).expect("async stdout");
-        let mut reader = tokio_util::codec::FramedRead::new(stdout, wsp::codec::FrameCodec::new());
+        let mut reader =
+            tokio_util::codec::FramedRead::new(stdout, wsp_server::codec::FrameCodec::new());
         while seen.len() < REQUESTS as usize + 1 {
             let next = tokio::time::timeout(PATIENCE, reader.next())
                 .await
                 .expect("answers keep coming");
-            let Some(Ok(wsp::codec::Frame::Payload(text))) = next else {
+            let Some(Ok(wsp_server::codec::Frame::Payload(text))) = next else {
                 panic!("expected an answer, got {next:?}");
             };
             let answer: Value = serde_json::from_str(&text).expect("JSON");

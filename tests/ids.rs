@@ -8,7 +8,7 @@ use std::path::Path;
 use futures::StreamExt;
 use serde_json::{json, Value};
 use support::{error_code, frame, Server, PATIENCE};
-use wsp::codec::Frame;
+use wsp_server::codec::Frame;
 
 /// Number ids a `serde_json::Value` would change (or refuse), each with its exact text.
 const ODD_NUMBER_IDS: &[&str] = &[

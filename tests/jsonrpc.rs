@@ -49,7 +49,7 @@ async fn large_and_negative_ids_are_echoed_exactly() {
         server.send_raw(&frame(&payload)).await;
         let support::Server { stdout, .. } = &mut server;
         let text = match futures::StreamExt::next(stdout).await {
-            Some(Ok(wsp::codec::Frame::Payload(text))) => text,
+            Some(Ok(wsp_server::codec::Frame::Payload(text))) => text,
             other => panic!("{other:?}"),
         };
         assert!(

@@ -2,26 +2,49 @@
 //! `initialize`'s fingerprint is the hash of that file; real answers validate against it.
 //! `WSP_UPDATE_SCHEMA=1 cargo test --test schema_file` rewrites the file.
 
+mod support;
+
 use std::path::Path;
 
 use serde_json::Value;
-use wsp::router::fingerprint_of;
-use wsp::ServeConfig;
+use wsp_backend::interpreters::{Inventory, InventoryConfig};
+use wsp_backend::store::Store;
+use wsp_environments::Environments;
+use wsp_middleware::router::fingerprint_of;
+use wsp_server::ServerBuilder;
 
-fn reference_document() -> (Value, String) {
+/// The schema document of a server with the environment methods, bound as the reference server
+/// binds them (the test below checks the binary lists the same methods).
+fn reference_document() -> (Value, Vec<String>) {
     let state = tempfile::tempdir().expect("state dir");
-    let config = ServeConfig {
-        state_dir: Some(state.path().to_owned()),
-        ..ServeConfig::default()
-    };
-    let server = wsp::serve::reference_server(&config).expect("the reference server builds");
-    let capabilities = serde_json::to_value(server.capabilities()).expect("serializes");
-    (server.schema_document(), capabilities.to_string())
+    let store = Store::open(state.path()).expect("store");
+    let backend = wsp_backend_venv::VenvBackend::new(
+        Inventory::new(InventoryConfig::from_env()),
+        Default::default(),
+    );
+    let environments = Environments::new(store, "venv", backend);
+    let builder = ServerBuilder::new();
+    let notifier = builder.notifier();
+    let server = builder
+        .with_router(|router| environments.bind(router, Some(notifier)))
+        .build();
+    (
+        server.schema_document(),
+        server.capabilities().methods.clone(),
+    )
 }
 
-#[test]
-fn the_shipped_schema_is_current_and_is_what_the_fingerprint_hashes() {
-    let (document, capabilities) = reference_document();
+/// `initialize`'s answer from the real `wsp serve`.
+async fn served_capabilities() -> Value {
+    let mut server = support::Server::start(&[]);
+    let response = server.initialize().await;
+    server.finish().await;
+    response["result"].clone()
+}
+
+#[tokio::test]
+async fn the_shipped_schema_is_current_and_is_what_the_fingerprint_hashes() {
+    let (document, methods) = reference_document();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/wsp.schema.json");
     let text = serde_json::to_string_pretty(&document).expect("serializes") + "\n";
     if std::env::var_os("WSP_UPDATE_SCHEMA").is_some() {
@@ -33,7 +56,12 @@ fn the_shipped_schema_is_current_and_is_what_the_fingerprint_hashes() {
         "schema/wsp.schema.json is stale: run `WSP_UPDATE_SCHEMA=1 cargo test --test schema_file`"
     );
     let shipped: Value = serde_json::from_str(&shipped).expect("JSON");
-    let capabilities: Value = serde_json::from_str(&capabilities).expect("JSON");
+    let capabilities = served_capabilities().await;
+    assert_eq!(
+        capabilities["methods"],
+        serde_json::json!(methods),
+        "the document describes the methods wsp serve binds"
+    );
     assert_eq!(
         capabilities["schema"]["fingerprint"],
         Value::from(fingerprint_of(&shipped)),

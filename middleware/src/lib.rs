@@ -20,7 +20,7 @@
 //! | [`CancelLayer`] | [`cancel`] | `$/cancelRequest` cancels a running request (`-32800`) |
 //! | [`LifecycleLayer`] | [`lifecycle`] | `-32002` before `initialize`, `-32600` after `shutdown`; `exit` ends the session |
 //! | [`HandlerLimitLayer`] | [`concurrency`] | at most N handlers run at once; reading goes on |
-//! | router | (the server's) | dispatches by method; `-32601` for unknown methods |
+//! | [`Router`] | [`router`] | dispatches by method; `-32601` for unknown methods |
 //! | [`ValidateParamsLayer`] | [`validation`] | `-32602` listing every violation; typed handlers |
 //!
 //! This order is the order of checks the protocol requires: JSON-RPC shape (the runtime), then
@@ -32,7 +32,9 @@ pub mod catch_panic;
 pub mod concurrency;
 pub mod drain;
 pub mod lifecycle;
+pub mod notifier;
 pub mod notify;
+pub mod router;
 pub mod stack;
 pub mod trace;
 pub mod validation;
@@ -42,7 +44,9 @@ pub use catch_panic::{CatchPanic, CatchPanicLayer};
 pub use concurrency::{HandlerLimit, HandlerLimitLayer, DEFAULT_HANDLER_LIMIT};
 pub use drain::{Drain, DrainLayer, DrainReport, DrainService, DEFAULT_DRAIN_DEADLINE};
 pub use lifecycle::{Lifecycle, LifecycleGate, LifecycleLayer, LifecycleState};
+pub use notifier::Notifier;
 pub use notify::{BoxSession, ExitStatus, Notify, RequestsOnly, RequestsOnlyLayer};
+pub use router::Router;
 pub use stack::{standard_stack, LayerPosition, Slot, StackConfig, StackHandles, StandardStack};
 pub use trace::{Trace, TraceLayer};
 pub use validation::{handler_fn, typed, ValidateParams, ValidateParamsLayer};

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-pub use super::serve_args::{BackendArg, LogFormatArg, ServeArgs};
+pub use super::serve_args::{BackendArg, ServeArgs};
 use crate::config::BackendKind;
 
 /// `wsp`: the WSP reference server and a command-line client for it.

@@ -18,7 +18,7 @@ use tokio_util::codec::{FramedRead, FramedWrite};
 use wsp_protocol::{Id, Response};
 
 use super::args::ClientArgs;
-use crate::codec::{DecodeError, Frame, FrameCodec};
+use wsp_server::codec::{DecodeError, Frame, FrameCodec};
 
 /// How long [`Client::finish`] waits for the server to exit after its stdin is closed.
 pub const EXIT_GRACE: Duration = Duration::from_secs(10);

@@ -55,7 +55,7 @@ pub fn serve(before: ClientArgs, serve: args::ServeArgs) -> i32 {
         );
         return status::FAILURE;
     }
-    crate::serve_stdio(serve.into_config(before.server))
+    crate::serve::serve_stdio(serve.into_config(before.server))
 }
 
 /// Spawns the server, runs one client action in a session with it, ends the session.

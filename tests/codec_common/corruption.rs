@@ -4,7 +4,7 @@
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::Index;
-use wsp::codec::MAX_HEADER_BYTES;
+use wsp_server::codec::MAX_HEADER_BYTES;
 
 /// How a good frame writes its header block.
 #[derive(Debug, Clone, Copy)]

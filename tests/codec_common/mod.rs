@@ -3,7 +3,7 @@
 
 use bytes::BytesMut;
 use tokio_util::codec::Decoder;
-use wsp::codec::{DecodeError, DecodeErrorReason, Frame, FrameCodec};
+use wsp_server::codec::{DecodeError, DecodeErrorReason, Frame, FrameCodec};
 
 pub const GOOD: &str = r#"{"jsonrpc":"2.0","method":"environment/list","id":1}"#;
 

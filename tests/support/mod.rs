@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio_util::codec::FramedRead;
-use wsp::codec::{Frame, FrameCodec};
+use wsp_server::codec::{Frame, FrameCodec};
 
 /// How long a test waits for one response before failing (a bound, not a sleep).
 pub const PATIENCE: Duration = Duration::from_secs(60);

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
-use super::client::code;
 use super::contract::{check, create};
 use super::{CheckFn, Client, Fixture};
+use wsp_server::client::code;
 
 pub(super) fn checks() -> Vec<(&'static str, CheckFn)> {
     vec![

@@ -10,8 +10,8 @@ use wsp_backend::packages::normalize_name;
 use wsp_backend::store::is_environment_id;
 use wsp_backend::{BackendError, BackendResponse, BoxBackend};
 
-use super::client::code;
 use super::{CheckFn, Fixture};
+use wsp_server::client::code;
 
 macro_rules! check {
     ($name:ident) => {

@@ -6,9 +6,9 @@ use serde_json::{json, Map, Value};
 use wsp_backend::install::testing::Distribution;
 use wsp_backend::packages::normalize_name;
 
-use super::client::{code, Client};
 use super::contract::{check, create};
 use super::{CheckFn, Fixture, KitPackages, KIT_PACKAGES};
+use wsp_server::client::{code, Client};
 
 pub(super) fn checks() -> Vec<(&'static str, CheckFn)> {
     vec![

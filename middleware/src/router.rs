@@ -24,13 +24,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use crate::{ExitStatus, Notify};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tower::util::BoxCloneSyncService;
 use tower::Service;
-use wsp_middleware::{ExitStatus, Notify};
 use wsp_protocol::method::Method;
 use wsp_protocol::schema::{self, MethodSchema};
 use wsp_protocol::{error, ErrorObjectOwned, Notification, Params, Request, Response};
@@ -86,7 +86,7 @@ impl Router {
         R: Serialize + JsonSchema + Send + 'static,
     {
         let route = Route {
-            service: BoxCloneSyncService::new(wsp_middleware::validation::typed::<P, S>(service)),
+            service: BoxCloneSyncService::new(crate::validation::typed::<P, S>(service)),
             schema: MethodSchema::with_result::<R>(P::schema()),
         };
         self.routes.insert(method.to_owned(), route);
@@ -177,7 +177,7 @@ impl Future for RouterFuture {
             RouterFuture::Routed(future) => future.as_mut().poll(cx),
             RouterFuture::Answered(response) => Poll::Ready(Ok(response
                 .take()
-                .unwrap_or_else(wsp_middleware::polled_after_completion))),
+                .unwrap_or_else(crate::polled_after_completion))),
         }
     }
 }

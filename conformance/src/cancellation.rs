@@ -7,9 +7,9 @@ use serde_json::json;
 use tower::ServiceExt;
 use wsp_backend::{BackendResponse, BoxBackend};
 
-use super::client::Client;
 use super::contract::{check, create};
 use super::{CheckFn, Fixture};
+use wsp_server::client::Client;
 
 pub(super) fn checks() -> Vec<(&'static str, CheckFn)> {
     vec![

@@ -16,7 +16,7 @@
 //!
 //! ```no_run
 //! # async fn kit() {
-//! use wsp::conformance::{check_backend, BackendUnderTest};
+//! use wsp_conformance::{check_backend, BackendUnderTest};
 //! check_backend(BackendUnderTest::new("venv", "3.12", |ctx| {
 //!     let options = wsp_backend_venv::VenvOptions::default();
 //!     wsp_backend::BoxBackend::new(wsp_backend_venv::VenvBackend::new(ctx.inventory(), options))
@@ -26,7 +26,7 @@
 //! ```
 
 mod cancellation;
-pub mod client;
+
 mod contract;
 mod execute;
 mod install;
@@ -41,10 +41,10 @@ use wsp_backend::interpreters::{Inventory, InventoryConfig};
 use wsp_backend::store::Store;
 use wsp_backend::BoxBackend;
 
-pub use client::Client;
+pub use wsp_server::client::Client;
 
-use crate::environments::Environments;
-use crate::server::{Server, ServerBuilder, ServerFacts};
+use wsp_environments::Environments;
+use wsp_server::{Server, ServerBuilder, ServerFacts};
 
 /// What a backend constructor gets: the state directory of the server it will serve.
 pub struct KitContext {

@@ -19,7 +19,7 @@ use wsp_protocol::{
 use super::install::Packages;
 use super::progress::{Progress, Span};
 use super::{backend_error, unexpected_response, Environments};
-use crate::server::Notifier;
+use wsp_middleware::Notifier;
 
 pub(super) type Answer<T> = Result<T, ErrorObjectOwned>;
 

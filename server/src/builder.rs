@@ -2,7 +2,7 @@
 //!
 //! ```no_run
 //! # async fn run() {
-//! use wsp::server::ServerBuilder;
+//! use wsp_server::ServerBuilder;
 //! let server = ServerBuilder::new().build();
 //! let status = server.serve(tokio::io::stdin(), tokio::io::stdout()).await;
 //! std::process::exit(status);
@@ -13,12 +13,6 @@
 //! author. The session runs through the stack [`wsp_middleware::standard_stack`] builds, with
 //! the builder's own layers at the positions they were given (see
 //! [`wsp_middleware::stack`]); the server never assembles a stack of its own.
-
-mod capabilities;
-mod notifier;
-
-pub use capabilities::ServerFacts;
-pub use notifier::{Notifier, NOTIFICATION_QUEUE};
 
 use std::convert::Infallible;
 use std::io;
@@ -37,7 +31,10 @@ use wsp_protocol::schema::MethodSchema;
 use wsp_protocol::{Capabilities, ErrorObjectOwned, Notification, Params, Request, Response};
 
 use crate::codec::{FrameCodec, DEFAULT_MAX_FRAME_BYTES};
-use crate::router::Router;
+use wsp_middleware::notifier::{NotificationQueue, Notifier};
+use wsp_middleware::router::Router;
+
+use crate::capabilities::{self, ServerFacts};
 use crate::runtime::{self, FrameSource, RuntimeOptions};
 
 /// Bytes read or written per system call at most, and the output buffer's backpressure mark.
@@ -50,7 +47,7 @@ pub struct ServerBuilder {
     facts: ServerFacts,
     max_frame_bytes: usize,
     notifier: Notifier,
-    notifications: notifier::NotificationQueue,
+    notifications: NotificationQueue,
 }
 
 impl Default for ServerBuilder {
@@ -62,7 +59,7 @@ impl Default for ServerBuilder {
 impl ServerBuilder {
     /// A builder with no methods besides `initialize` and `shutdown`.
     pub fn new() -> Self {
-        let (notifier, notifications) = Notifier::new();
+        let (notifier, notifications) = Notifier::channel();
         ServerBuilder {
             router: Router::new(),
             stack: StackConfig::default(),
@@ -224,7 +221,7 @@ pub struct Server {
     stack: StackConfig,
     capabilities: Capabilities,
     max_frame_bytes: usize,
-    notifications: notifier::NotificationQueue,
+    notifications: NotificationQueue,
 }
 
 impl Server {

@@ -23,7 +23,8 @@ pub struct Notifier {
 pub type NotificationQueue = mpsc::Receiver<Bytes>;
 
 impl Notifier {
-    pub(crate) fn new() -> (Notifier, NotificationQueue) {
+    /// A notifier and the queue its notifications go to (the runtime drains it).
+    pub fn channel() -> (Notifier, NotificationQueue) {
         let (queue, receiver) = mpsc::channel(NOTIFICATION_QUEUE);
         (Notifier { queue }, receiver)
     }

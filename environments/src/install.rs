@@ -18,7 +18,7 @@ use wsp_protocol::{error, EnvironmentDetails, InstallParams, UninstallParams};
 use super::handlers::{details, Answer};
 use super::progress::{Progress, Span};
 use super::{backend_error, unexpected_response, Environments};
-use crate::server::Notifier;
+use wsp_middleware::Notifier;
 
 /// One turn at a time per environment, in this process.
 #[derive(Default)]

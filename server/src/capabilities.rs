@@ -3,7 +3,7 @@
 use wsp_protocol::results::{SchemaInfo, ServerInfo};
 use wsp_protocol::{methods, Capabilities, InitializeParams, NoParams, PROTOCOL_VERSION};
 
-use crate::router::Router;
+use wsp_middleware::router::Router;
 
 /// Connect-time facts a server reports besides its methods.
 #[derive(Debug, Clone)]
@@ -21,6 +21,9 @@ pub struct ServerFacts {
     /// The extensions beyond WSP 0.1.0 the server supports (`initialize` lists them sorted,
     /// each once).
     pub features: Vec<String>,
+    /// Why `sandbox: true` cannot be enforced here, or `None` where it can (`initialize`'s
+    /// `sandbox_availability`; the reference server probes the kernel once at startup).
+    pub sandbox_unavailable_reason: Option<String>,
 }
 
 impl Default for ServerFacts {
@@ -32,6 +35,7 @@ impl Default for ServerFacts {
             session_durability: "ephemeral".to_owned(),
             backend: "none".to_owned(),
             features: Vec::new(),
+            sandbox_unavailable_reason: Some("this server runs no commands".to_owned()),
         }
     }
 }
@@ -51,7 +55,6 @@ pub(crate) fn bind_lifecycle_methods(
         .clone()
         .route(methods::INITIALIZE, tower::service_fn(placeholder))
         .route(methods::SHUTDOWN, tower::service_fn(shutdown));
-    let sandbox = wsp_backend::execute::sandbox_availability();
     let capabilities = Capabilities {
         methods: listed.methods(),
         protocol_version: PROTOCOL_VERSION.to_owned(),
@@ -63,13 +66,12 @@ pub(crate) fn bind_lifecycle_methods(
         platform_os: std::env::consts::OS.to_owned(),
         wsp_home: facts.wsp_home.clone(),
         session_durability: facts.session_durability.clone(),
-        // Probed once per process: whether the shared runner can enforce `sandbox: true` here.
-        sandbox_availability: match sandbox {
-            Ok(()) => "available",
-            Err(_) => "unavailable",
+        sandbox_availability: match facts.sandbox_unavailable_reason {
+            None => "available",
+            Some(_) => "unavailable",
         }
         .to_owned(),
-        sandbox_unavailable_reason: sandbox.err().map(str::to_owned),
+        sandbox_unavailable_reason: facts.sandbox_unavailable_reason.clone(),
         schema: SchemaInfo {
             version: PROTOCOL_VERSION.to_owned(),
             fingerprint: listed.fingerprint(),

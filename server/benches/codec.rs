@@ -6,7 +6,7 @@ use std::hint::black_box;
 use bytes::BytesMut;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use tokio_util::codec::{Decoder, Encoder};
-use wsp::codec::FrameCodec;
+use wsp_server::codec::FrameCodec;
 
 const READ_SIZE: usize = 64 * 1024;
 

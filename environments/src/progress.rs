@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use wsp_backend::install::{ProgressSink, ProgressStep};
 use wsp_protocol::{methods, ProgressParams, ProgressToken, WorkDoneProgress};
 
-use crate::server::Notifier;
+use wsp_middleware::Notifier;
 
 /// Steps a backend may have reported before they are sent on.
 const STEPS_IN_FLIGHT: usize = 16;

@@ -1,4 +1,4 @@
-//! The environment methods, bound to any backend.
+//! wsp-environments: the WSP environment methods, bound to any backend.
 //!
 //! [`Environments`] holds what every backend shares: the state store (index, ids, names,
 //! locks), the in-process side of the delete-waits rule, and the order of checks. The backend
@@ -7,6 +7,8 @@
 //! Work that decides a request's fate by read order happens synchronously when the router calls
 //! the handler: a `get`/`execute` registers its use of the environment, a `delete` marks the
 //! environment as going away. Everything else runs in the request's future.
+
+#![warn(missing_docs)]
 
 mod handlers;
 mod install;
@@ -23,9 +25,9 @@ use wsp_backend::{BackendError, BackendRequest, BackendResponse, BoxBackend};
 use wsp_protocol::schema::MethodSchema;
 use wsp_protocol::{error, methods, ErrorObjectOwned};
 
-use crate::router::Router;
-use crate::server::Notifier;
 use usage::Usage;
+use wsp_middleware::Notifier;
+use wsp_middleware::Router;
 
 /// The environment methods over one store and one backend.
 #[derive(Clone)]
@@ -102,16 +104,6 @@ impl Environments {
             features.push("execute.sandbox");
         }
         features.into_iter().map(str::to_owned).collect()
-    }
-
-    /// The backend's name.
-    pub fn backend_name(&self) -> &str {
-        &self.inner.backend_name
-    }
-
-    /// The store environments live in.
-    pub fn store(&self) -> &Store {
-        &self.inner.store
     }
 
     /// Binds `environment/list`, `create`, `get`, `delete`, `execute`, `install` and

@@ -9,7 +9,7 @@ use tokio::task::JoinHandle;
 use tokio_util::codec::{FramedRead, FramedWrite};
 
 use crate::codec::{Frame, FrameCodec};
-use crate::server::Server;
+use crate::Server;
 
 /// A client connected to a server running on this runtime over an in-memory pipe.
 pub struct Client {

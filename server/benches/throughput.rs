@@ -2,19 +2,19 @@
 //! tracing, catch-panic, drain, concurrency limit, lifecycle gate, router, params validation)
 //! over an in-memory pipe, sent pipelined (all written, then all read) and one at a time.
 //!
-//! `cargo bench --bench throughput`
+//! `cargo bench -p wsp-server --bench throughput`
 
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};
-use wsp::conformance::Client;
-use wsp::ServerBuilder;
 use wsp_protocol::{ErrorObjectOwned, NoParams};
+use wsp_server::client::Client;
+use wsp_server::ServerBuilder;
 
 const REQUESTS: usize = 1000;
 
-fn server() -> wsp::Server {
+fn server() -> wsp_server::Server {
     let ping =
         tower::service_fn(|_: NoParams| async { Ok::<Value, ErrorObjectOwned>(json!("pong")) });
     ServerBuilder::new()

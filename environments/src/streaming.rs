@@ -18,7 +18,7 @@ use wsp_protocol::results::OutputParams;
 use wsp_protocol::{error, ExecuteParams, Params, Request, Response};
 
 use super::Environments;
-use crate::server::Notifier;
+use wsp_middleware::Notifier;
 
 /// Chunks a command may have produced before the notifier takes them.
 const CHUNKS_IN_FLIGHT: usize = 16;

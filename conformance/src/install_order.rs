@@ -13,10 +13,10 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, Semaphore};
 use wsp_backend::{BackendRequest, BoxBackend};
 
-use super::client::{code, Client};
 use super::contract::{check, create};
 use super::install::{install_params, source, version_of};
 use super::{CheckFn, Fixture};
+use wsp_server::client::{code, Client};
 
 pub(super) fn checks() -> Vec<(&'static str, CheckFn)> {
     vec![

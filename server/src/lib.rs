@@ -1,0 +1,25 @@
+//! wsp-server: a framework for building WSP servers.
+//!
+//! WSP is JSON-RPC 2.0 over a byte stream with LSP-style `Content-Length` framing. This crate
+//! moves its messages; what a session does with them is the stack of `wsp-middleware` (the
+//! layers and the router at its bottom), and the wire types are `wsp-protocol`'s.
+//!
+//! The pieces, from the bytes up:
+//! - [`codec`]: the framing codec (recoverable problems are items, not errors);
+//! - [`stdio`]: stdin and stdout on the reactor when they are pipes;
+//! - [`runtime`]: moves messages between a transport and the session stack;
+//! - [`ServerBuilder`]: binds methods and layers, and [`Server`] serves any transport;
+//! - [`client`]: the other end of the wire, over any transport or a spawned server process.
+#![warn(missing_docs)]
+
+mod builder;
+mod capabilities;
+pub mod client;
+pub mod codec;
+pub mod runtime;
+pub mod stdio;
+
+pub use builder::{Server, ServerBuilder};
+pub use capabilities::ServerFacts;
+pub use wsp_middleware::notifier::{Notifier, NOTIFICATION_QUEUE};
+pub use wsp_middleware::router::{self, Router};
