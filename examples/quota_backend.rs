@@ -22,6 +22,7 @@ use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use wsp_protocol::FailureReason;
 
 use serde_json::json;
 use tower::limit::ConcurrencyLimitLayer;
@@ -64,7 +65,7 @@ where
         if let BackendRequest::Provision(provision) = &request {
             if environments_beside(&provision.root) >= self.max {
                 let refused = BackendError::failed(
-                    "quota-exceeded",
+                    FailureReason::custom("quota-exceeded"),
                     format!("this server allows {} environment(s)", self.max),
                 );
                 return Box::pin(async move { Err(refused.into()) });

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::time::Duration;
+use wsp_protocol::FailureReason;
 
 use serde_json::{json, Value};
 use tower::ServiceExt;
@@ -218,7 +219,7 @@ fn failing_after_provision(backend: BoxBackend) -> BoxBackend {
     let failing = backend.and_then(|response: BackendResponse| async move {
         match response {
             BackendResponse::Provisioned(_) => Err(Box::new(BackendError::failed(
-                "injected",
+                FailureReason::custom("injected"),
                 "provisioned, then failed",
             )) as tower::BoxError),
             other => Ok(other),

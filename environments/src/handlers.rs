@@ -1,6 +1,7 @@
 //! The handlers of the five environment methods.
 
 use std::future::Future;
+use wsp_protocol::FailureReason;
 
 use serde_json::{json, Value};
 use wsp_backend::execute::{current_stack, resolve_cwd, OutputSink, RunOptions};
@@ -31,7 +32,7 @@ fn store_error(e: StoreError) -> ErrorObjectOwned {
             "unique",
             format!("an environment named {name:?} already exists"),
         )]),
-        other => error::execution_failed("state-store", &other.to_string(), None),
+        other => error::execution_failed(&FailureReason::StateStore, &other.to_string(), None),
     }
 }
 
@@ -215,7 +216,7 @@ impl Environments {
         let id = params.id;
         let refused = current_stack().contains(&id).then(|| {
             error::execution_failed(
-                "env-in-use",
+                &FailureReason::EnvInUse,
                 &format!("{id} is an environment this server runs in; it cannot delete it"),
                 Some(json!({ "id": id })),
             )

@@ -9,8 +9,9 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
+use wsp_protocol::FailureReason;
 
-use wsp_backend::install::{lock_environment, InstallSource, INSTALL_FAILED};
+use wsp_backend::install::{lock_environment, InstallSource};
 use wsp_backend::{BackendRequest, BackendResponse, InstallRequest, UninstallRequest};
 use wsp_protocol::params::PackageSource;
 use wsp_protocol::{error, EnvironmentDetails, InstallParams, UninstallParams};
@@ -181,6 +182,6 @@ pub(super) fn found(count: usize) -> String {
 async fn lock(root: &Path) -> Answer<wsp_backend::install::InstallLock> {
     lock_environment(root).await.map_err(|e| {
         let detail = format!("cannot take the install lock of {}: {e}", root.display());
-        error::execution_failed(INSTALL_FAILED, &detail, None)
+        error::execution_failed(&FailureReason::InstallFailed, &detail, None)
     })
 }

@@ -17,6 +17,7 @@ mod streaming;
 mod usage;
 
 use std::sync::Arc;
+use wsp_protocol::FailureReason;
 
 use tower::{BoxError, Service, ServiceExt};
 use wsp_backend::install::InstallSource;
@@ -165,10 +166,11 @@ impl Environments {
             .await
             .map_err(|e| match e.downcast::<BackendError>() {
                 Ok(backend_error) => *backend_error,
-                Err(other) if other.is::<tower::timeout::error::Elapsed>() => {
-                    BackendError::failed("timeout", "the backend did not answer in time")
-                }
-                Err(other) => BackendError::failed("backend-error", other),
+                Err(other) if other.is::<tower::timeout::error::Elapsed>() => BackendError::failed(
+                    FailureReason::Timeout,
+                    "the backend did not answer in time",
+                ),
+                Err(other) => BackendError::failed(FailureReason::BackendError, other),
             })
     }
 }
@@ -179,7 +181,15 @@ fn backend_error(e: BackendError) -> ErrorObjectOwned {
             requested,
             available,
         } => error::python_version_unavailable(&requested, &available),
-        BackendError::Failed { reason, detail } => error::execution_failed(&reason, &detail, None),
+        BackendError::Failed { ref reason, ref detail, .. } => {
+            let chain = e.source_chain();
+            if chain.is_empty() {
+                tracing::info!(%reason, detail, "the backend failed");
+            } else {
+                tracing::warn!(%reason, detail, caused_by = ?chain, "the backend failed");
+            }
+            error::execution_failed(reason, detail, None)
+        }
     }
 }
 

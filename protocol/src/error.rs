@@ -6,6 +6,7 @@
 pub use jsonrpsee_types::ErrorObjectOwned;
 use serde_json::{json, Value};
 
+use crate::failure::FailureReason;
 use crate::validation::Violation;
 
 /// Invalid JSON was received.
@@ -102,7 +103,11 @@ pub fn python_version_unavailable(requested: &str, available: &[String]) -> Erro
 }
 
 /// `-31004` with `data: {"reason", "detail"}` plus any extra fields.
-pub fn execution_failed(reason: &str, detail: &str, extra: Option<Value>) -> ErrorObjectOwned {
+pub fn execution_failed(
+    reason: &FailureReason,
+    detail: &str,
+    extra: Option<Value>,
+) -> ErrorObjectOwned {
     let mut data = json!({ "reason": reason, "detail": detail });
     if let (Some(Value::Object(extra)), Value::Object(map)) = (extra, &mut data) {
         map.extend(extra);

@@ -6,6 +6,7 @@
 
 pub mod error;
 pub mod error_code;
+pub mod failure;
 pub mod id;
 pub mod message;
 pub mod method;
@@ -19,6 +20,7 @@ pub mod validation;
 
 pub use error::ErrorObjectOwned;
 pub use error_code::WspErrorCode;
+pub use failure::FailureReason;
 pub use id::Id;
 pub use message::{parse_payload, Incoming, Notification, Payload, Request, Response};
 pub use params::{

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 use std::str::FromStr;
+use wsp_protocol::FailureReason;
 
 use rattler::package_cache::PackageCache;
 use rattler_conda_types::{
@@ -12,12 +13,6 @@ use rattler_repodata_gateway::{Gateway, RepoData};
 use wsp_backend::BackendError;
 
 use crate::CondaConfig;
-
-/// The `reason` of a failure to read a channel.
-pub(crate) const CHANNEL_UNAVAILABLE: &str = "channel-unavailable";
-
-/// The `reason` of any other provisioning failure.
-pub(crate) const PROVISION_FAILED: &str = "provision-failed";
 
 /// The configured channels, parsed, with the platform to install for and a gateway to read
 /// their repodata.
@@ -37,7 +32,7 @@ impl ChannelSet {
     pub fn new(config: &CondaConfig) -> Result<Self, BackendError> {
         if config.channels.is_empty() {
             return Err(BackendError::failed(
-                CHANNEL_UNAVAILABLE,
+                FailureReason::ChannelUnavailable,
                 "no conda channel is configured",
             ));
         }
@@ -49,7 +44,7 @@ impl ChannelSet {
             .map(|channel| {
                 Channel::from_str(channel, &channel_config).map_err(|error| {
                     BackendError::failed(
-                        CHANNEL_UNAVAILABLE,
+                        FailureReason::ChannelUnavailable,
                         format!("`{channel}` is not a conda channel: {error}"),
                     )
                 })
@@ -61,7 +56,7 @@ impl ChannelSet {
                 .find(|channel| channel.base_url.url().scheme() == "https")
             {
                 return Err(BackendError::failed(
-                    CHANNEL_UNAVAILABLE,
+                    FailureReason::ChannelUnavailable,
                     format!(
                         "{} is an https channel, and this build of wsp-backend-conda has no TLS \
                          support (its `https` feature is off)",
@@ -111,7 +106,7 @@ impl ChannelSet {
             .await
             .map_err(|error| {
                 BackendError::failed(
-                    CHANNEL_UNAVAILABLE,
+                    FailureReason::ChannelUnavailable,
                     format!(
                         "reading the repodata of {}: {}",
                         self.urls().join(", "),
@@ -149,7 +144,7 @@ impl ChannelSet {
 pub(crate) fn match_spec(spec: &str) -> Result<MatchSpec, BackendError> {
     MatchSpec::from_str(spec, ParseStrictness::Strict).map_err(|error| {
         BackendError::failed(
-            PROVISION_FAILED,
+            FailureReason::ProvisionFailed,
             format!("invalid match spec `{spec}`: {error}"),
         )
     })
@@ -160,13 +155,13 @@ fn platform(configured: Option<&str>) -> Result<Subdir, BackendError> {
     match configured {
         Some(name) => Subdir::from_str(name).map_err(|error| {
             BackendError::failed(
-                PROVISION_FAILED,
+                FailureReason::ProvisionFailed,
                 format!("`{name}` is not a conda platform: {error}"),
             )
         }),
         None => Subdir::current().ok_or_else(|| {
             BackendError::failed(
-                PROVISION_FAILED,
+                FailureReason::ProvisionFailed,
                 "this machine's conda platform is unknown; configure one",
             )
         }),

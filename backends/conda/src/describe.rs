@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
+use wsp_protocol::FailureReason;
 
 use wsp_backend::packages::{normalize_name, scan, site_packages_dirs};
 use wsp_backend::{BackendError, Description};
@@ -21,12 +22,15 @@ pub(crate) async fn describe(root: &Path) -> Result<Description, BackendError> {
     let root = root.to_path_buf();
     tokio::task::spawn_blocking(move || describe_blocking(&root))
         .await
-        .map_err(|error| BackendError::failed("describe-failed", error))?
+        .map_err(|error| BackendError::failed(FailureReason::DescribeFailed, error))?
 }
 
 fn describe_blocking(root: &Path) -> Result<Description, BackendError> {
     let failed = |what: &str, error: io::Error| {
-        BackendError::failed("describe-failed", format!("reading {what}: {error}"))
+        BackendError::failed(
+            FailureReason::DescribeFailed,
+            format!("reading {what}: {error}"),
+        )
     };
     let conda = conda_packages(root).map_err(|error| failed("conda-meta", error))?;
     let python = scan(&site_packages_dirs(root)).map_err(|error| failed("site-packages", error))?;

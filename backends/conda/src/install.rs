@@ -9,11 +9,12 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use wsp_protocol::FailureReason;
 
 use rattler::install::Installer;
 use rattler_conda_types::{MatchSpec, ParseStrictness, PrefixRecord, RepoDataRecord};
 use rattler_solve::{SolveError, SolverImpl, SolverTask};
-use wsp_backend::install::{ProgressSink, ProgressStep, INSTALL_FAILED};
+use wsp_backend::install::{ProgressSink, ProgressStep};
 use wsp_backend::{BackendError, InstallRequest, UninstallRequest};
 
 use crate::channels::{error_chain, ChannelSet};
@@ -21,7 +22,7 @@ use crate::progress::StepReporter;
 use crate::CondaConfig;
 
 fn failed(detail: impl std::fmt::Display) -> BackendError {
-    BackendError::failed(INSTALL_FAILED, detail)
+    BackendError::failed(FailureReason::InstallFailed, detail)
 }
 
 /// Installs `request.packages` (match specs) into the prefix at `request.root`.

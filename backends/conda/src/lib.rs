@@ -33,6 +33,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use wsp_protocol::FailureReason;
 
 use wsp_backend::execute::{self, RunSpec};
 use wsp_backend::{BackendError, BackendRequest, BackendResponse, RemoveRequest, RunRequest};
@@ -164,7 +165,7 @@ async fn remove(request: &RemoveRequest) -> Result<(), BackendError> {
         Ok(()) => Ok(()),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(error) => Err(BackendError::failed(
-            "remove-failed",
+            FailureReason::custom("remove-failed"),
             format!("removing {}: {error}", request.root.display()),
         )),
     }

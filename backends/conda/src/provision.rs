@@ -2,6 +2,7 @@
 //! the solution into the prefix.
 
 use std::path::{Path, PathBuf};
+use wsp_protocol::FailureReason;
 
 use rattler::install::Installer;
 use rattler_conda_types::{GenericVirtualPackage, MatchSpec, Matches, RepoDataRecord, Subdir};
@@ -11,7 +12,7 @@ use rattler_virtual_packages::{VirtualPackageOverrides, VirtualPackages};
 use wsp_backend::interpreters::{PythonVersion, VersionRequest};
 use wsp_backend::{BackendError, ProvisionRequest, Provisioned};
 
-use crate::channels::{error_chain, match_spec, ChannelSet, CHANNEL_UNAVAILABLE, PROVISION_FAILED};
+use crate::channels::{error_chain, match_spec, ChannelSet};
 use crate::CondaConfig;
 
 /// The match spec for a requested Python: `X.Y` is the newest `X.Y.*`, `X.Y.Z` exactly that.
@@ -31,7 +32,7 @@ pub(crate) async fn provision(
 ) -> Result<Provisioned, BackendError> {
     let root = std::path::absolute(&request.root).map_err(|error| {
         BackendError::failed(
-            PROVISION_FAILED,
+            FailureReason::ProvisionFailed,
             format!("resolving {}: {error}", request.root.display()),
         )
     })?;
@@ -56,7 +57,7 @@ pub(crate) async fn provision(
         .and_then(|record| python_version_of(&record.package_record.version.as_str()))
         .ok_or_else(|| {
             BackendError::failed(
-                PROVISION_FAILED,
+                FailureReason::ProvisionFailed,
                 "the solution holds no python package with an X.Y.Z version",
             )
         })?;
@@ -69,8 +70,10 @@ pub(crate) async fn provision(
         .await
         .map_err(|error| {
             let reason = match error {
-                rattler::install::InstallerError::FailedToFetch(..) => CHANNEL_UNAVAILABLE,
-                _ => PROVISION_FAILED,
+                rattler::install::InstallerError::FailedToFetch(..) => {
+                    FailureReason::ChannelUnavailable
+                }
+                _ => FailureReason::ProvisionFailed,
             };
             BackendError::failed(
                 reason,
@@ -138,16 +141,19 @@ async fn solve(
     })
     .await
     .map_err(|error| {
-        BackendError::failed(PROVISION_FAILED, format!("the solver failed: {error}"))
+        BackendError::failed(
+            FailureReason::ProvisionFailed,
+            format!("the solver failed: {error}"),
+        )
     })?;
     match solved {
         Ok(result) => Ok(result.records),
         Err(SolveError::Unsolvable(reasons)) => Err(BackendError::failed(
-            PROVISION_FAILED,
+            FailureReason::ProvisionFailed,
             format!("`{requested}` cannot be solved: {}", reasons.join("; ")),
         )),
         Err(error) => Err(BackendError::failed(
-            PROVISION_FAILED,
+            FailureReason::ProvisionFailed,
             format!("solving `{requested}`: {error}"),
         )),
     }
@@ -175,11 +181,11 @@ fn interpreter_path(root: &Path) -> Result<PathBuf, BackendError> {
     match std::fs::metadata(&path) {
         Ok(metadata) if metadata.is_file() => Ok(path),
         Ok(_) => Err(BackendError::failed(
-            PROVISION_FAILED,
+            FailureReason::ProvisionFailed,
             format!("{} is not a file", path.display()),
         )),
         Err(error) => Err(BackendError::failed(
-            PROVISION_FAILED,
+            FailureReason::ProvisionFailed,
             format!(
                 "the installed environment has no usable {}: {error}",
                 path.display()

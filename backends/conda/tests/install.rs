@@ -148,7 +148,7 @@ async fn an_unsolvable_request_changes_nothing() {
         &["not a spec ((("],
     ] {
         match f.install(&root, specs, false, None).await {
-            Err(BackendError::Failed { reason, detail }) => {
+            Err(BackendError::Failed { reason, detail, .. }) => {
                 assert_eq!(reason, "install-failed", "{detail}");
                 assert!(!detail.is_empty());
             }

@@ -10,8 +10,9 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use wsp_protocol::{ExecuteResult, Package};
+use wsp_protocol::{ExecuteResult, FailureReason, Package};
 
 use crate::interpreters::{PythonVersion, VersionRequest};
 
@@ -124,24 +125,53 @@ pub enum BackendError {
         /// The versions that are available, ascending.
         available: Vec<String>,
     },
-    /// Anything else (`-31004`): `reason` is a short machine-readable word such as
-    /// `spawn-failed` or `backend-unavailable`, `detail` a human-readable explanation.
+    /// Anything else (`-31004`): a typed `reason`, a human-readable `detail`, and the error
+    /// that caused it, if any, kept whole so that its chain can be logged.
     #[error("{reason}: {detail}")]
     Failed {
-        /// A short machine-readable cause.
-        reason: String,
+        /// The machine-readable cause.
+        reason: FailureReason,
         /// A human-readable explanation.
         detail: String,
+        /// The underlying error.
+        #[source]
+        source: Option<Arc<dyn std::error::Error + Send + Sync>>,
     },
 }
 
 impl BackendError {
-    /// A [`BackendError::Failed`] with the given reason and detail.
-    pub fn failed(reason: impl Into<String>, detail: impl std::fmt::Display) -> Self {
+    /// A [`BackendError::Failed`] with the given reason and detail and no source.
+    pub fn failed(reason: FailureReason, detail: impl std::fmt::Display) -> Self {
         BackendError::Failed {
-            reason: reason.into(),
+            reason,
             detail: detail.to_string(),
+            source: None,
         }
+    }
+
+    /// A [`BackendError::Failed`] caused by `source`: `detail` says what was being done, the
+    /// source why it failed (the detail on the wire ends with the source's message).
+    pub fn caused_by(
+        reason: FailureReason,
+        detail: impl std::fmt::Display,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        BackendError::Failed {
+            reason,
+            detail: format!("{detail}: {source}"),
+            source: Some(Arc::new(source)),
+        }
+    }
+
+    /// The error's sources, outermost first, each as its message (for logs).
+    pub fn source_chain(&self) -> Vec<String> {
+        let mut chain = Vec::new();
+        let mut next = std::error::Error::source(self);
+        while let Some(error) = next {
+            chain.push(error.to_string());
+            next = error.source();
+        }
+        chain
     }
 }
 

@@ -2,14 +2,12 @@
 //! site-packages, and running a request's command under an activation.
 
 use std::path::{Path, PathBuf};
+use wsp_protocol::FailureReason;
 
 use wsp_protocol::ExecuteResult;
 
 use crate::execute::{run, Activation, RunSpec};
 use crate::{BackendError, Description, RunRequest};
-
-/// The reason given when an environment's packages cannot be read.
-pub const DESCRIBE_FAILED: &str = "describe-failed";
 
 /// A [`Description`] of the environment at `root`: `interpreter_path`, and the distributions
 /// found in its site-packages (off the async threads).
@@ -21,10 +19,10 @@ pub async fn describe_by_scan(
     let installed =
         tokio::task::spawn_blocking(move || crate::packages::installed_packages(&scan_root))
             .await
-            .map_err(|e| BackendError::failed(DESCRIBE_FAILED, e))?
+            .map_err(|e| BackendError::failed(FailureReason::DescribeFailed, e))?
             .map_err(|e| {
                 BackendError::failed(
-                    DESCRIBE_FAILED,
+                    FailureReason::DescribeFailed,
                     format!("cannot read the packages of {}: {e}", root.display()),
                 )
             })?;

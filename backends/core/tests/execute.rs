@@ -77,7 +77,7 @@ fn write_script(dir: &Path, name: &str, body: &str) -> PathBuf {
 
 fn spawn_failed_detail(result: Result<ExecuteResult, BackendError>) -> String {
     match result {
-        Err(BackendError::Failed { reason, detail }) if reason == "spawn-failed" => detail,
+        Err(BackendError::Failed { reason, detail, .. }) if reason == "spawn-failed" => detail,
         other => panic!("expected spawn-failed, got {other:?}"),
     }
 }

@@ -132,7 +132,7 @@ async fn pid_namespaces_keep_exit_statuses_output_and_spawn_errors() {
         std::fs::write(&broken, "#!/nonexistent-wsp-interpreter\n").unwrap();
         execute_support::make_executable(&broken);
         match env.run(&[broken.to_str().unwrap()], contained(mode)).await {
-            Err(BackendError::Failed { reason, detail }) => {
+            Err(BackendError::Failed { reason, detail, .. }) => {
                 assert_eq!(reason, "spawn-failed", "{detail}");
                 assert!(detail.contains("broken"), "{detail}");
             }

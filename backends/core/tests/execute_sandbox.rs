@@ -8,11 +8,10 @@ mod execute_sandbox_support;
 use std::io::ErrorKind;
 use std::net::{TcpListener, UdpSocket};
 use std::os::unix::net::UnixListener;
+use wsp_protocol::FailureReason;
 
 use execute_sandbox_support::{containing_modes, op, Fixture, BOUND};
-use wsp_backend::execute::{
-    containment_mode, sandbox_availability, ContainmentMode, RunOptions, SANDBOX_UNAVAILABLE,
-};
+use wsp_backend::execute::{containment_mode, sandbox_availability, ContainmentMode, RunOptions};
 use wsp_backend::BackendError;
 
 /// A refusal as the kernel spells it for each kind of attempt.
@@ -296,8 +295,8 @@ async fn the_process_group_containment_is_refused() {
         .await
         .unwrap_err();
     match refused {
-        BackendError::Failed { reason, detail } => {
-            assert_eq!(reason, SANDBOX_UNAVAILABLE);
+        BackendError::Failed { reason, detail, .. } => {
+            assert_eq!(reason, FailureReason::SandboxUnavailable);
             assert!(detail.contains("process-group"), "{detail}");
         }
         other => panic!("{other:?}"),

@@ -6,9 +6,10 @@ mod execute_sandbox_support;
 
 use execute_sandbox_support::Fixture;
 use wsp_backend::execute::{
-    containment_mode, sandbox_availability, RunOptions, SANDBOX_UNAVAILABLE, TEST_UNAVAILABLE_VAR,
+    containment_mode, sandbox_availability, RunOptions, TEST_UNAVAILABLE_VAR,
 };
 use wsp_backend::BackendError;
+use wsp_protocol::FailureReason;
 
 #[tokio::test]
 async fn nothing_runs_and_the_reason_is_the_probes() {
@@ -31,8 +32,9 @@ async fn nothing_runs_and_the_reason_is_the_probes() {
         BackendError::Failed {
             reason: code,
             detail,
+            ..
         } => {
-            assert_eq!(code, SANDBOX_UNAVAILABLE);
+            assert_eq!(code, FailureReason::SandboxUnavailable);
             assert_eq!(detail, reason);
         }
         other => panic!("{other:?}"),

@@ -17,6 +17,7 @@ use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use wsp_protocol::FailureReason;
 
 use serde_json::Value;
 use tower::{BoxError, Service};
@@ -25,9 +26,6 @@ use wsp_backend::execute::Activation;
 use wsp_backend::install::{self, Installer};
 use wsp_backend::interpreters::{Inventory, ResolveError};
 use wsp_backend::{BackendError, BackendRequest, BackendResponse, ProvisionRequest, Provisioned};
-
-/// The reason given when `uv` is missing.
-pub const BACKEND_UNAVAILABLE: &str = "backend-unavailable";
 
 /// The `uv` backend.
 #[derive(Clone)]
@@ -71,7 +69,10 @@ impl Inner {
     fn installer(&self) -> Result<Installer, BackendError> {
         match &self.uv {
             Ok(uv) => Ok(Installer::Uv(uv.clone())),
-            Err(reason) => Err(BackendError::failed(BACKEND_UNAVAILABLE, reason)),
+            Err(reason) => Err(BackendError::failed(
+                FailureReason::BackendUnavailable,
+                reason,
+            )),
         }
     }
 
@@ -79,7 +80,7 @@ impl Inner {
         let uv = self
             .uv
             .as_ref()
-            .map_err(|reason| BackendError::failed(BACKEND_UNAVAILABLE, reason))?;
+            .map_err(|reason| BackendError::failed(FailureReason::BackendUnavailable, reason))?;
         let interpreter = self
             .inventory
             .resolve(&request.python_version)
@@ -113,13 +114,13 @@ impl Inner {
             .await
             .map_err(|e| {
                 BackendError::failed(
-                    BACKEND_UNAVAILABLE,
+                    FailureReason::BackendUnavailable,
                     format!("running {}: {e}", uv.display()),
                 )
             })?;
         if !output.status.success() {
             return Err(BackendError::failed(
-                "provision-failed",
+                FailureReason::ProvisionFailed,
                 format!(
                     "uv venv failed ({}): {}",
                     output.status,
@@ -130,7 +131,7 @@ impl Inner {
         let interpreter_path = interpreter_path(&request.root);
         if !interpreter_path.exists() {
             return Err(BackendError::failed(
-                "provision-failed",
+                FailureReason::ProvisionFailed,
                 format!("uv venv left no {}", interpreter_path.display()),
             ));
         }

@@ -167,7 +167,7 @@ async fn a_missing_uv_is_backend_unavailable_at_create() {
     let backend = backend(Some(temp.path().join("no-such-uv")));
     assert!(backend.uv().unwrap_err().contains("no-such-uv"));
     match call(&backend, provision(temp.path(), "3.12")).await {
-        Err(BackendError::Failed { reason, detail }) => {
+        Err(BackendError::Failed { reason, detail, .. }) => {
             assert_eq!(reason, "backend-unavailable");
             assert!(detail.contains("no-such-uv"), "{detail}");
         }

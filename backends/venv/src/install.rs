@@ -2,9 +2,10 @@
 //! pip, which is put there first (from the seed cache) when the environment has none.
 
 use std::path::Path;
+use wsp_protocol::FailureReason;
 
 use wsp_backend::execute::Activation;
-use wsp_backend::install::{self, Installer, INSTALL_FAILED};
+use wsp_backend::install::{self, Installer};
 use wsp_backend::interpreters::Inventory;
 use wsp_backend::{BackendError, InstallRequest, UninstallRequest};
 
@@ -70,7 +71,7 @@ async fn ensure_pip(
     }
     let failed = |what: &str, error: &dyn std::fmt::Display| {
         BackendError::failed(
-            INSTALL_FAILED,
+            FailureReason::InstallFailed,
             format!("the environment has no pip, and {what}: {error}"),
         )
     };

@@ -25,7 +25,7 @@ use wsp_backend::interpreters::InterpreterInfo;
 pub use error::VenvError;
 pub use layout::interpreter_path;
 pub use seed::SeedOutcome;
-pub use service::{VenvBackend, DESCRIBE_FAILED, PROVISION_FAILED, REMOVE_FAILED};
+pub use service::VenvBackend;
 
 /// How [`create_venv`] builds an environment.
 #[derive(Debug, Clone, Default)]

@@ -3,6 +3,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use wsp_protocol::FailureReason;
 
 use serde_json::{Map, Value};
 use wsp_backend::common;
@@ -15,13 +16,6 @@ use wsp_backend::{
 };
 
 use crate::{create_venv, interpreter_path, SeedOutcome, VenvMode, VenvOptions};
-
-/// The `reason` of a provisioning failure other than an unavailable version.
-pub const PROVISION_FAILED: &str = "provision-failed";
-/// The `reason` of a failure to read an environment's packages.
-pub use wsp_backend::common::DESCRIBE_FAILED;
-/// The `reason` of a failure to remove an environment's files.
-pub const REMOVE_FAILED: &str = "remove-failed";
 
 /// The venv backend: resolves interpreters from an [`Inventory`] and creates virtual
 /// environments with [`create_venv`]. Cloning is cheap and shares the inventory.
@@ -102,7 +96,7 @@ impl VenvBackend {
         };
         let created = create_venv(&request.root, &interpreter, &options)
             .await
-            .map_err(|error| BackendError::failed(PROVISION_FAILED, error))?;
+            .map_err(|error| BackendError::failed(FailureReason::ProvisionFailed, error))?;
         let mut extra = Map::new();
         extra.insert(
             "base_interpreter".to_owned(),
@@ -150,7 +144,7 @@ async fn remove(request: RemoveRequest) -> Result<(), BackendError> {
         Ok(()) => Ok(()),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(error) => Err(BackendError::failed(
-            REMOVE_FAILED,
+            FailureReason::custom("remove-failed"),
             format!("cannot remove {}: {error}", request.root.display()),
         )),
     }

@@ -11,7 +11,8 @@ use wsp_backend::{
     BackendError, BackendRequest, BackendResponse, BoxBackend, DescribeRequest, ProvisionRequest,
     RemoveRequest, RunRequest,
 };
-use wsp_backend_venv::{VenvBackend, VenvOptions, PROVISION_FAILED};
+use wsp_backend_venv::{VenvBackend, VenvOptions};
+use wsp_protocol::FailureReason;
 
 fn backend(options: VenvOptions) -> BoxBackend {
     let pyenv_root = common::pyenv_versions()
@@ -150,10 +151,10 @@ async fn python2_fails_as_provision_failed() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = empty_root(dir.path());
     let response = call(&mut backend, provision(&root, "old", "2.7")).await;
-    let Err(BackendError::Failed { reason, detail }) = response else {
+    let Err(BackendError::Failed { reason, detail, .. }) = response else {
         panic!("{response:?}");
     };
-    assert_eq!(reason, PROVISION_FAILED);
+    assert_eq!(reason, FailureReason::ProvisionFailed);
     assert!(detail.contains("3.3"), "{detail}");
 }
 

@@ -75,7 +75,7 @@ async fn a_channel_directory_that_does_not_exist_is_unavailable() {
     let error = provision(&backend, &root, "3.12").await.unwrap_err();
 
     match error {
-        BackendError::Failed { reason, detail } => {
+        BackendError::Failed { reason, detail, .. } => {
             assert_eq!(reason, "channel-unavailable", "{detail}");
             assert!(detail.contains("no-such-channel"), "{detail}");
         }
@@ -144,7 +144,7 @@ async fn an_https_channel_that_cannot_be_reached_is_unavailable() {
     let error = provision(&backend, &root, "3.12").await.unwrap_err();
 
     match error {
-        BackendError::Failed { reason, detail } => {
+        BackendError::Failed { reason, detail, .. } => {
             assert_eq!(reason, "channel-unavailable", "{detail}");
             assert!(detail.contains("127.0.0.1"), "{detail}");
             let without_tls = detail.contains("no TLS support");

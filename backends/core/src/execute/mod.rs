@@ -20,7 +20,7 @@
 //!   process of the user and does not bind root.
 //! - a [`SandboxPolicy`] confines the command (module [`sandbox`]): it writes only in the
 //!   environment's root and a private `TMPDIR`, reads everything but the hidden trees, and has
-//!   no network; where that cannot be enforced the run fails with [`SANDBOX_UNAVAILABLE`]
+//!   no network; where that cannot be enforced the run fails with [`FailureReason::SandboxUnavailable`]
 //!   before anything starts.
 //!
 //! # Nothing a command starts outlives it
@@ -57,6 +57,7 @@ use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
+use wsp_protocol::FailureReason;
 
 use tokio::io::AsyncWriteExt;
 use tokio::sync::watch;
@@ -74,7 +75,7 @@ pub use options::{
 pub use request::{resolve_cwd, WorkingDir};
 pub use sandbox::{
     sandbox_availability, sandbox_by_default, set_sandbox_by_default, SandboxPolicy,
-    SANDBOX_UNAVAILABLE, TEST_UNAVAILABLE_VAR,
+    TEST_UNAVAILABLE_VAR,
 };
 pub use stack::{
     current_stack, parse_stack, stack_value, ENVIRONMENT_ID_VAR, ENVIRONMENT_STACK_VAR,
@@ -83,9 +84,6 @@ pub use stack::{
 /// How long the output pipes (and stdin) are still served after the main child exited and
 /// its containment was killed, when a process outside the containment keeps them open.
 pub const PIPE_GRACE: Duration = Duration::from_millis(500);
-
-/// The `reason` of a [`BackendError::Failed`] for a program that could not be started.
-pub const SPAWN_FAILED: &str = "spawn-failed";
 
 /// The exit code reported for a command killed because its timeout passed.
 pub const TIMED_OUT_EXIT_CODE: i64 = -9;
@@ -114,7 +112,7 @@ pub struct RunSpec<'a> {
 /// [`ENVIRONMENT_STACK_VAR`] (see [`current_stack`]).
 ///
 /// A program that cannot be started is [`BackendError::Failed`] with reason
-/// [`SPAWN_FAILED`]. Dropping the future kills everything the command started.
+/// [`FailureReason::SpawnFailed`]. Dropping the future kills everything the command started.
 pub async fn run(spec: RunSpec<'_>) -> Result<ExecuteResult, BackendError> {
     run_with_stack(spec, &current_stack()).await
 }
@@ -126,13 +124,16 @@ pub async fn run_with_stack(
     inherited_stack: &[String],
 ) -> Result<ExecuteResult, BackendError> {
     let Some(program) = spec.argv.first() else {
-        return Err(BackendError::failed(SPAWN_FAILED, "the command is empty"));
+        return Err(BackendError::failed(
+            FailureReason::SpawnFailed,
+            "the command is empty",
+        ));
     };
     let options = spec.options;
     let path = activation::child_path(spec.activation, spec.env);
     let executable =
         lookup::find_program(program, &spec.activation.bin_dir, &path, spec.cwd.path())
-            .map_err(|detail| BackendError::failed(SPAWN_FAILED, detail))?;
+            .map_err(|detail| BackendError::failed(FailureReason::SpawnFailed, detail))?;
 
     let mode = options.containment.unwrap_or_else(containment_mode);
     let mut sandbox = match &options.sandbox {
@@ -141,7 +142,7 @@ pub async fn run_with_stack(
     };
     let mut containment = contain::Containment::prepare(mode).map_err(|error| {
         BackendError::failed(
-            SPAWN_FAILED,
+            FailureReason::SpawnFailed,
             format!("cannot start `{program}`: cannot contain it: {error}"),
         )
     })?;
@@ -187,10 +188,10 @@ pub async fn run_with_stack(
     let started = Instant::now();
     let mut child = command.spawn().map_err(|error| {
         if let Some(failure) = sandbox.as_ref().and_then(sandbox::Prepared::failure) {
-            return BackendError::failed(SANDBOX_UNAVAILABLE, failure);
+            return BackendError::failed(FailureReason::SandboxUnavailable, failure);
         }
         BackendError::failed(
-            SPAWN_FAILED,
+            FailureReason::SpawnFailed,
             format!(
                 "cannot start `{program}` ({}): {error}",
                 executable.display()
@@ -240,12 +241,14 @@ pub async fn run_with_stack(
         feed(stdin, options.stdin.as_deref(), exited_rx),
     );
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let status = status
-        .map_err(|error| BackendError::failed("wait-failed", format!("`{program}`: {error}")))?;
+    let status = status.map_err(|error| {
+        BackendError::caused_by(FailureReason::WaitFailed, format!("`{program}`"), error)
+    })?;
     let read_error = |error| {
-        BackendError::failed(
-            "io-error",
-            format!("reading the output of `{program}`: {error}"),
+        BackendError::caused_by(
+            FailureReason::WaitFailed,
+            format!("reading the output of `{program}`"),
+            error,
         )
     };
     let (stdout, stderr) = (stdout.map_err(read_error)?, stderr.map_err(read_error)?);

@@ -30,9 +30,6 @@ pub use lock::{lock_environment, InstallLock, INSTALL_LOCK_FILE};
 pub use output::MAX_DETAIL_BYTES;
 pub use python::PythonDownloads;
 
-/// The `reason` of a failed install or uninstall.
-pub const INSTALL_FAILED: &str = "install-failed";
-
 /// Where an installer looks for packages: the request's fields over the server's defaults.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InstallSource {
@@ -87,7 +84,7 @@ pub struct UninstallRequest {
 }
 
 /// Installs `request.packages` with `installer` for the environment interpreter `python`, run
-/// under `activation`. A failure is [`INSTALL_FAILED`] with the installer's own message (at
+/// under `activation`. A failure is [`InstallFailed`](wsp_protocol::FailureReason::InstallFailed) with the installer's own message (at
 /// most [`MAX_DETAIL_BYTES`]).
 pub async fn install(
     installer: &Installer,

@@ -2,12 +2,13 @@
 //! own error message kept for the answer when it fails.
 
 use std::collections::BTreeMap;
+use wsp_protocol::FailureReason;
 
 use tokio::sync::mpsc;
 use wsp_protocol::results::OutputStream;
 
 use super::steps::{step, StepKind};
-use super::{ProgressSink, ProgressStep, INSTALL_FAILED};
+use super::{ProgressSink, ProgressStep};
 use crate::execute::{resolve_cwd, run, Activation, OutputChunk, RunOptions, RunSpec};
 use crate::BackendError;
 
@@ -24,7 +25,7 @@ const LINE_LIMIT: usize = 4096;
 /// Output chunks in flight between the installer's pipes and this reader.
 const CHUNKS_IN_FLIGHT: usize = 16;
 
-/// Runs `argv` as a command of the environment and turns a failure into [`INSTALL_FAILED`].
+/// Runs `argv` as a command of the environment and turns a failure into [`FailureReason::InstallFailed`].
 pub(super) async fn run_installer(
     activation: &Activation,
     environment_id: &str,
@@ -33,7 +34,7 @@ pub(super) async fn run_installer(
     progress: Option<ProgressSink>,
 ) -> Result<(), BackendError> {
     let cwd = resolve_cwd(&activation.root, None)
-        .map_err(|message| BackendError::failed(INSTALL_FAILED, message))?;
+        .map_err(|message| BackendError::failed(FailureReason::InstallFailed, message))?;
     let env: BTreeMap<String, String> = [
         // pip's log reaches its pipe line by line, not at exit.
         ("PYTHONUNBUFFERED", "1"),
@@ -67,7 +68,9 @@ pub(super) async fn run_installer(
     };
     let (ran, ()) = tokio::join!(command, read);
     let ran = ran.map_err(|error| match error {
-        BackendError::Failed { detail, .. } => BackendError::failed(INSTALL_FAILED, detail),
+        BackendError::Failed { detail, .. } => {
+            BackendError::failed(FailureReason::InstallFailed, detail)
+        }
         other => other,
     })?;
     if ran.exit_code == 0 {
@@ -82,7 +85,7 @@ pub(super) async fn run_installer(
     if detail.is_empty() {
         detail = format!("`{}` exited with {}", argv.join(" "), ran.exit_code);
     }
-    Err(BackendError::failed(INSTALL_FAILED, detail))
+    Err(BackendError::failed(FailureReason::InstallFailed, detail))
 }
 
 /// The last at most `limit` bytes of `text`, starting on a character boundary.

@@ -31,7 +31,7 @@
 //! the containment's PID namespace, the working directory and the rlimits follow as for every
 //! command, and last the child calls `landlock_restrict_self` (with `no_new_privs`), which
 //! must report the ruleset fully enforced. Any failure in the child ends the spawn with
-//! reason [`SANDBOX_UNAVAILABLE`]; nothing runs unconfined.
+//! reason [`FailureReason::SandboxUnavailable`]; nothing runs unconfined.
 //!
 //! A sandbox needs a containment that holds new sessions (a cgroup or a PID namespace): a
 //! process that outlived its run would go on writing into the environment after the answer,
@@ -55,6 +55,7 @@ mod tmpdir;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use wsp_protocol::FailureReason;
 
 use crate::BackendError;
 
@@ -63,9 +64,6 @@ use super::ContainmentMode;
 use availability::enforceable_abi;
 pub use availability::{sandbox_availability, TEST_UNAVAILABLE_VAR};
 pub(super) use child::ChildSandbox;
-
-/// The `reason` of a [`BackendError::Failed`] for a sandbox this machine cannot enforce.
-pub const SANDBOX_UNAVAILABLE: &str = "sandbox-unavailable";
 
 static BY_DEFAULT: AtomicBool = AtomicBool::new(false);
 
@@ -100,12 +98,13 @@ pub(super) struct Prepared {
 
 impl Prepared {
     /// Checks that the sandbox can be enforced, makes the private temporary directory and
-    /// builds the ruleset. Every failure is [`SANDBOX_UNAVAILABLE`].
+    /// builds the ruleset. Every failure is [`FailureReason::SandboxUnavailable`].
     pub(super) fn prepare(
         policy: &SandboxPolicy,
         mode: ContainmentMode,
     ) -> Result<Self, BackendError> {
-        let unavailable = |detail: String| BackendError::failed(SANDBOX_UNAVAILABLE, detail);
+        let unavailable =
+            |detail: String| BackendError::failed(FailureReason::SandboxUnavailable, detail);
         let abi = enforceable_abi().map_err(|reason| unavailable(reason.to_owned()))?;
         if !mode.contains_new_sessions() {
             return Err(unavailable(format!(
@@ -156,7 +155,7 @@ impl Prepared {
 fn canonical(path: &Path) -> Result<PathBuf, BackendError> {
     path.canonicalize().map_err(|error| {
         BackendError::failed(
-            SANDBOX_UNAVAILABLE,
+            FailureReason::SandboxUnavailable,
             format!("cannot resolve {}: {error}", path.display()),
         )
     })
