@@ -112,11 +112,6 @@ impl<P: Params, S> ValidateParams<P, S> {
     pub fn params_schema(&self) -> Value {
         P::schema()
     }
-
-    /// The wrapped handler.
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
 }
 
 impl<P, S: Clone> Clone for ValidateParams<P, S> {

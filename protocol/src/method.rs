@@ -135,7 +135,7 @@ macro_rules! method {
 
         impl $crate::validation::Params for $params {
             fn from_params(
-                params: Option<&::serde_json::Value>,
+                params: Option<&$crate::__private::Value>,
             ) -> Result<Self, Vec<$crate::validation::Violation>> {
                 let mut reader = $crate::validation::ParamReader::new(params, false);
                 $(let $field = reader.$read(stringify!($field), $($arg),*);)*
@@ -143,6 +143,12 @@ macro_rules! method {
             }
         }
     };
+}
+
+/// What [`method!`]'s expansion names, so that a crate using it needs no dependency of its own.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde_json::Value;
 }
 
 /// A field's value in [`method!`]'s validator: as read for an `optional_*` reader, required
