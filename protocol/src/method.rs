@@ -135,7 +135,7 @@ macro_rules! method {
 
         impl $crate::validation::Params for $params {
             fn from_params(
-                params: Option<&$crate::__private::Value>,
+                params: Option<&$crate::method::__private::Value>,
             ) -> Result<Self, Vec<$crate::validation::Violation>> {
                 let mut reader = $crate::validation::ParamReader::new(params, false);
                 $(let $field = reader.$read(stringify!($field), $($arg),*);)*

@@ -1,0 +1,128 @@
+//! A crate outside this workspace that depends only on the framework (`wsp-server`, with
+//! `wsp-protocol` for its method declaration) builds, and its server answers over real pipes;
+//! the framework's normal dependencies hold no backend, rattler, reqwest or clap.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+const MAIN: &str = r#"
+use serde::Serialize;
+
+wsp_protocol::method! {
+    /// `greet`: a name, answered with a greeting.
+    Greet = "greet", GreetParams { name: String = string(1, Some(64)) } => Greeting
+}
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct Greeting {
+    pub text: String,
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let greet = tower::service_fn(|params: GreetParams| async move {
+        Ok::<_, wsp_protocol::ErrorObjectOwned>(Greeting { text: format!("hello {}", params.name) })
+    });
+    let server = wsp_server::ServerBuilder::new().method::<Greet, _>(greet).build();
+    std::process::exit(server.serve_stdio().await);
+}
+"#;
+
+fn manifest(root: &Path) -> String {
+    let path = |crate_dir: &str| root.join(crate_dir).display().to_string();
+    format!(
+        r#"[package]
+name = "downstream-server"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+wsp-server = {{ path = "{server}" }}
+wsp-protocol = {{ path = "{protocol}" }}
+schemars = "1"
+serde = {{ version = "1", features = ["derive"] }}
+tokio = {{ version = "1", features = ["macros", "rt"] }}
+tower = {{ version = "0.5", features = ["util"] }}
+
+[workspace]
+"#,
+        server = path("server"),
+        protocol = path("protocol"),
+    )
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+fn frame(payload: &str) -> Vec<u8> {
+    format!("Content-Length: {}\r\n\r\n{payload}", payload.len()).into_bytes()
+}
+
+#[test]
+fn the_framework_depends_on_no_backend_rattler_reqwest_or_clap() {
+    let output = cargo()
+        .args(["tree", "-p", "wsp-server", "-e", "normal", "--prefix", "none"])
+        .current_dir(workspace())
+        .output()
+        .expect("cargo tree runs");
+    assert!(output.status.success(), "{output:?}");
+    let tree = String::from_utf8_lossy(&output.stdout);
+    assert!(tree.contains("wsp-middleware"), "{tree}");
+    for banned in ["rattler", "reqwest", "clap", "wsp-backend", "wsp-environments"] {
+        let found: Vec<&str> = tree.lines().filter(|l| l.contains(banned)).collect();
+        assert!(found.is_empty(), "wsp-server depends on {banned}: {found:?}");
+    }
+}
+
+#[test]
+fn a_crate_depending_only_on_the_framework_builds_and_serves() {
+    let root = workspace();
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(dir.path().join("src")).expect("src");
+    std::fs::write(dir.path().join("Cargo.toml"), manifest(&root)).expect("manifest");
+    std::fs::write(dir.path().join("src/main.rs"), MAIN).expect("main.rs");
+    // The workspace's lock file pins the same versions, so the build needs no registry update.
+    std::fs::copy(root.join("Cargo.lock"), dir.path().join("Cargo.lock")).expect("lock");
+    let target = root.join("target").join("downstream-crate");
+    let build = cargo()
+        .args(["build", "--quiet", "--offline"])
+        .env("CARGO_TARGET_DIR", &target)
+        .env_remove("RUSTFLAGS")
+        .current_dir(dir.path())
+        .status()
+        .expect("cargo build runs");
+    assert!(build.success(), "the downstream crate builds");
+
+    let mut server = Command::new(target.join("debug").join("downstream-server"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the downstream server starts");
+    let mut stdin = server.stdin.take().expect("stdin");
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"client_name":"t","client_protocol_version":"0.1.0"}}"#;
+    let greet = r#"{"jsonrpc":"2.0","id":2,"method":"greet","params":{"name":"wsp"}}"#;
+    let bad = r#"{"jsonrpc":"2.0","id":3,"method":"greet","params":{"name":""}}"#;
+    for payload in [initialize, greet, bad] {
+        stdin.write_all(&frame(payload)).expect("write");
+    }
+    drop(stdin);
+    let mut output = String::new();
+    server
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut output)
+        .expect("read");
+    let status = server.wait().expect("exits");
+    assert_eq!(status.code(), Some(0), "drains and exits 0 at EOF");
+    assert!(output.contains(r#""methods":["greet","#), "{output}");
+    assert!(output.contains(r#""result":{"text":"hello wsp"}"#), "{output}");
+    assert!(output.contains(r#""code":-32602"#), "{output}");
+}
