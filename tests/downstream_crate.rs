@@ -67,16 +67,33 @@ fn frame(payload: &str) -> Vec<u8> {
 #[test]
 fn the_framework_depends_on_no_backend_rattler_reqwest_or_clap() {
     let output = cargo()
-        .args(["tree", "-p", "wsp-server", "-e", "normal", "--prefix", "none"])
+        .args([
+            "tree",
+            "-p",
+            "wsp-server",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ])
         .current_dir(workspace())
         .output()
         .expect("cargo tree runs");
     assert!(output.status.success(), "{output:?}");
     let tree = String::from_utf8_lossy(&output.stdout);
     assert!(tree.contains("wsp-middleware"), "{tree}");
-    for banned in ["rattler", "reqwest", "clap", "wsp-backend", "wsp-environments"] {
+    for banned in [
+        "rattler",
+        "reqwest",
+        "clap",
+        "wsp-backend",
+        "wsp-environments",
+    ] {
         let found: Vec<&str> = tree.lines().filter(|l| l.contains(banned)).collect();
-        assert!(found.is_empty(), "wsp-server depends on {banned}: {found:?}");
+        assert!(
+            found.is_empty(),
+            "wsp-server depends on {banned}: {found:?}"
+        );
     }
 }
 
@@ -123,6 +140,9 @@ fn a_crate_depending_only_on_the_framework_builds_and_serves() {
     let status = server.wait().expect("exits");
     assert_eq!(status.code(), Some(0), "drains and exits 0 at EOF");
     assert!(output.contains(r#""methods":["greet","#), "{output}");
-    assert!(output.contains(r#""result":{"text":"hello wsp"}"#), "{output}");
+    assert!(
+        output.contains(r#""result":{"text":"hello wsp"}"#),
+        "{output}"
+    );
     assert!(output.contains(r#""code":-32602"#), "{output}");
 }
