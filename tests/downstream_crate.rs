@@ -108,7 +108,7 @@ fn a_crate_depending_only_on_the_framework_builds_and_serves() {
     std::fs::copy(root.join("Cargo.lock"), dir.path().join("Cargo.lock")).expect("lock");
     let target = root.join("target").join("downstream-crate");
     let build = cargo()
-        .args(["build", "--quiet", "--offline"])
+        .args(["build", "--quiet"])
         .env("CARGO_TARGET_DIR", &target)
         .env_remove("RUSTFLAGS")
         .current_dir(dir.path())
