@@ -9,12 +9,13 @@ use std::io::{self, Write};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 use wsp_protocol::{methods, EnvironmentDetails, EnvironmentSummary, ErrorObjectOwned};
+use wsp_server::client::{ClientError, ProcessClient};
 
 use super::args::{ClientArgs, Command, SourceArgs};
-use super::client::{Client, TransportError};
 use super::exec::ExecRequest;
 use super::output;
 use super::progress::ProgressView;
+use super::transport::TransportError;
 
 /// Why a client command failed.
 #[derive(Debug, thiserror::Error)]
@@ -29,8 +30,14 @@ pub enum CliError {
     #[error("{0}")]
     Usage(String),
     /// Our own stdout or stderr could not be written (exit status 2).
-    #[error("cannot write output: {0}")]
+    #[error("cannot write output")]
     Output(#[source] io::Error),
+}
+
+impl From<ClientError> for CliError {
+    fn from(error: ClientError) -> Self {
+        CliError::Transport(error.into())
+    }
 }
 
 /// A client command, its arguments checked.
@@ -157,7 +164,11 @@ impl Action {
 }
 
 /// Runs one action on an initialized session and prints its outcome; returns the exit status.
-pub async fn perform(client: &mut Client, action: Action, json: bool) -> Result<i32, CliError> {
+pub async fn perform(
+    client: &mut ProcessClient,
+    action: Action,
+    json: bool,
+) -> Result<i32, CliError> {
     match action {
         Action::List => {
             let result = call(client, methods::LIST, None).await?;
@@ -253,7 +264,7 @@ pub fn shell_status(exit_code: i64) -> i32 {
 
 /// One request; a JSON-RPC error becomes [`CliError::Rpc`].
 pub async fn call(
-    client: &mut Client,
+    client: &mut ProcessClient,
     method: &str,
     params: Option<Value>,
 ) -> Result<Value, CliError> {
@@ -266,7 +277,7 @@ pub async fn call(
 
 /// One request with `work_done_token`, its `$/progress` shown on stderr as it comes.
 async fn call_with_progress(
-    client: &mut Client,
+    client: &mut ProcessClient,
     method: &str,
     mut params: Map<String, Value>,
 ) -> Result<Value, CliError> {
@@ -280,7 +291,10 @@ async fn call_with_progress(
 }
 
 /// The id `target` stands for, and the environment's name when it was found in the list.
-async fn resolve(client: &mut Client, target: &str) -> Result<(String, Option<String>), CliError> {
+async fn resolve(
+    client: &mut ProcessClient,
+    target: &str,
+) -> Result<(String, Option<String>), CliError> {
     let result = call(client, methods::LIST, None).await?;
     let list: Vec<EnvironmentSummary> = parse(methods::LIST, result)?;
     let found = list
@@ -295,9 +309,12 @@ async fn resolve(client: &mut Client, target: &str) -> Result<(String, Option<St
 
 /// `result` read as the method's result type.
 pub(super) fn parse<T: DeserializeOwned>(method: &str, result: Value) -> Result<T, CliError> {
-    serde_json::from_value(result).map_err(|e| {
-        TransportError::BadResponse(format!("the `{method}` result has the wrong shape: {e}"))
-            .into()
+    serde_json::from_value(result).map_err(|source| {
+        TransportError::WrongShape {
+            method: method.to_owned(),
+            source,
+        }
+        .into()
     })
 }
 

@@ -7,8 +7,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use wsp_protocol::results::OutputParams;
 use wsp_protocol::{methods, ExecuteResult};
+use wsp_server::client::{ProcessClient, ServerNotification};
 
-use super::client::{Client, ServerNotification};
 use super::commands::{parse, print_json, shell_status, CliError};
 
 /// The most bytes of stdin passed on (the request must fit in a frame).
@@ -35,7 +35,11 @@ pub struct ExecRequest {
 }
 
 /// Runs the command; returns the exit status `wsp exec` ends with.
-pub async fn exec(client: &mut Client, request: ExecRequest, json: bool) -> Result<i32, CliError> {
+pub async fn exec(
+    client: &mut ProcessClient,
+    request: ExecRequest,
+    json: bool,
+) -> Result<i32, CliError> {
     let mut params = Map::new();
     params.insert("id".into(), request.id.into());
     params.insert("argv".into(), request.argv.into());

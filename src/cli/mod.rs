@@ -12,18 +12,19 @@
 //! and exits 0.
 
 pub mod args;
-pub mod client;
 pub mod commands;
 pub mod exec;
 pub mod output;
 pub mod progress;
 pub mod serve_args;
+pub mod transport;
 
 use std::io::Write;
 
 use args::{Cli, ClientArgs, Command};
-use client::{describe_status, Client, ServerCommand, TransportError};
 use commands::{Action, CliError};
+use transport::{ServerCommand, TransportError};
+use wsp_server::client::{describe_status, ProcessClient};
 
 /// The exit statuses of client commands.
 pub mod status {
@@ -72,7 +73,7 @@ pub fn run_client(args: ClientArgs, action: Action) -> i32 {
         Err(error) => return report(&TransportError::Runtime(error).into(), args.json),
     };
     runtime.block_on(async {
-        let mut client = match Client::spawn(&server) {
+        let mut client = match server.spawn() {
             Ok(client) => client,
             Err(error) => return report(&error.into(), args.json),
         };
@@ -95,8 +96,12 @@ pub fn run_client(args: ClientArgs, action: Action) -> i32 {
     })
 }
 
-async fn session(client: &mut Client, action: Action, json: bool) -> Result<i32, CliError> {
-    client.initialize().await?.outcome.map_err(CliError::Rpc)?;
+async fn session(client: &mut ProcessClient, action: Action, json: bool) -> Result<i32, CliError> {
+    client
+        .initialize("wsp-cli")
+        .await?
+        .outcome
+        .map_err(CliError::Rpc)?;
     commands::perform(client, action, json).await
 }
 
@@ -105,8 +110,16 @@ pub fn report(error: &CliError, json: bool) -> i32 {
     let (text, code) = match error {
         CliError::Rpc(rpc) if json => (output::rpc_error_json(rpc), status::RPC_ERROR),
         CliError::Rpc(rpc) => (output::rpc_error(rpc), status::RPC_ERROR),
-        other => (format!("wsp: {other}\n"), status::FAILURE),
+        other => (format!("wsp: {}\n", chain(other)), status::FAILURE),
     };
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
     code
+}
+
+/// `error` and its sources, `: `-separated.
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let causes: Vec<String> = std::iter::successors(Some(error), |&e| e.source())
+        .map(ToString::to_string)
+        .collect();
+    causes.join(": ")
 }

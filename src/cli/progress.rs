@@ -6,8 +6,8 @@ use std::io::{IsTerminal, Write};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 use wsp_protocol::{methods, ProgressToken, WorkDoneProgress};
+use wsp_server::client::ServerNotification;
 
-use super::client::ServerNotification;
 use super::output::printable;
 
 /// The `work_done_token` the CLI sends.
