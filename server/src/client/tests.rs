@@ -83,6 +83,26 @@ async fn responses_are_kept_for_whoever_asks_and_asked_once() {
 }
 
 #[tokio::test]
+async fn any_transport_serves_with_no_peer_to_wait_for() {
+    let (client_side, server_side) = tokio::io::duplex(4096);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let serving = tokio::spawn(notifying_server().serve(server_read, server_write));
+    let (read, write) = tokio::io::split(client_side);
+    let mut client = Client::new(read, write, ());
+    client
+        .ok(
+            "initialize",
+            json!({"client_name": "t", "client_protocol_version": "0.1.0"}),
+        )
+        .await;
+    let answer = client.ok("test/notify", json!(null)).await;
+    assert_eq!(answer, "done");
+    assert_eq!(client.take_notifications().len(), 1);
+    client.finish().await.expect("nothing to wait for");
+    assert_eq!(serving.await.expect("the server task"), 0);
+}
+
+#[tokio::test]
 async fn finish_closes_the_process_input_and_returns_its_exit_status() {
     let client = scripted("", 3);
     let status = client.finish().await.expect("sh exits");
