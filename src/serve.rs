@@ -79,7 +79,7 @@ pub fn reference_server(config: &ServeConfig) -> Result<wsp_server::Server, Star
 }
 
 /// Runs the reference server on stdin/stdout; returns the process exit status.
-pub fn serve_stdio(config: ServeConfig) -> i32 {
+pub fn run_reference_server(config: ServeConfig) -> i32 {
     crate::logging::init(config.log_format);
     let server = match reference_server(&config) {
         Ok(server) => server,

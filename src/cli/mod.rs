@@ -40,7 +40,7 @@ pub mod status {
 pub fn main(cli: Cli) -> i32 {
     let Cli { client, command } = cli;
     if let Command::Serve(args) = command {
-        return serve(client, args);
+        return serve_command(client, args);
     }
     match Action::from_command(command) {
         Ok((action, after)) => run_client(client.merge(after), action),
@@ -49,14 +49,14 @@ pub fn main(cli: Cli) -> i32 {
 }
 
 /// `wsp serve`: checks that only server options were given, then runs the server.
-pub fn serve(before: ClientArgs, serve: args::ServeArgs) -> i32 {
+pub fn serve_command(before: ClientArgs, serve: args::ServeArgs) -> i32 {
     if before.json || before.server_cmd.is_some() {
         eprintln!(
             "wsp: --json and --server-cmd are client options; `wsp serve` does not take them"
         );
         return status::FAILURE;
     }
-    crate::serve::serve_stdio(serve.into_config(before.server))
+    crate::serve::run_reference_server(serve.into_config(before.server))
 }
 
 /// Spawns the server, runs one client action in a session with it, ends the session.
