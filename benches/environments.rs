@@ -19,8 +19,7 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
 use wsp_backend::interpreters::{InterpreterInfo, Inventory, InventoryConfig};
-use wsp_backend::store::{EnvironmentDetails as StoreDetails, Store};
-use wsp_backend::BoxBackend;
+use wsp_backend::store::{CommitFacts, Store};
 use wsp_conformance::{BackendUnderTest, Client, Fixture};
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -39,10 +38,7 @@ fn interpreter(rt: &tokio::runtime::Runtime) -> InterpreterInfo {
 
 fn venv_backend() -> BackendUnderTest {
     BackendUnderTest::new("venv", "3.12", |ctx| {
-        BoxBackend::new(wsp_backend_venv::VenvBackend::new(
-            ctx.inventory(),
-            Default::default(),
-        ))
+        wsp_backend_venv::VenvBackend::new(ctx.inventory(), Default::default())
     })
 }
 
@@ -215,7 +211,7 @@ fn store_with(rt: &tokio::runtime::Runtime, dir: &Path, count: usize) -> Store {
             .block_on(store.reserve(&format!("env-{i}"), "bench"))
             .expect("a reservation");
         let interpreter_path = reservation.root.join("bin").join("python");
-        rt.block_on(reservation.commit(StoreDetails {
+        rt.block_on(reservation.commit(CommitFacts {
             python_version: "3.12".into(),
             python_full_version: "3.12.4".into(),
             interpreter_path,

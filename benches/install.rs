@@ -21,7 +21,6 @@ use serde_json::{json, Value};
 use wsp_backend::install::testing::Distribution;
 use wsp_backend::install::{find_uv, Installer};
 use wsp_backend::interpreters::{InterpreterInfo, Inventory, InventoryConfig};
-use wsp_backend::BoxBackend;
 use wsp_backend_venv::VenvOptions;
 use wsp_conformance::{BackendUnderTest, Client, Fixture};
 
@@ -61,15 +60,14 @@ fn venv_backend(installer: Installer, seed_pip: bool, seed_cache: PathBuf) -> Ba
             seed_cache_dir: Some(seed_cache.clone()),
             ..VenvOptions::default()
         };
-        let backend = wsp_backend_venv::VenvBackend::new(ctx.inventory(), options)
-            .with_installer(installer.clone());
-        BoxBackend::new(backend)
+        wsp_backend_venv::VenvBackend::new(ctx.inventory(), options)
+            .with_installer(installer.clone())
     })
 }
 
 fn uv_backend() -> BackendUnderTest {
     BackendUnderTest::new("uv", "3.12", |ctx| {
-        BoxBackend::new(wsp_backend_uv::UvBackend::new(None, ctx.inventory()))
+        wsp_backend_uv::UvBackend::new(None, ctx.inventory())
     })
 }
 

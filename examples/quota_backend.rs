@@ -1,12 +1,12 @@
 //! A backend of your own: the built-in venv backend behind a quota, proven by the conformance
 //! kit.
 //!
-//! A backend is any `tower::Service<BackendRequest, Response = BackendResponse>` whose error
-//! converts into `tower::BoxError`. This one wraps another backend and refuses to provision
-//! once the state directory already holds `max` environments, answering the client with
-//! `-31004` and `data.reason = "quota-exceeded"`. Everything else passes straight through. It
-//! is then wrapped in an ordinary tower layer (`ConcurrencyLimitLayer`) with no glue code: the
-//! server does not care what is inside.
+//! A backend is a `wsp_backend::Backend`: named async methods, one per step. This one wraps
+//! another backend and refuses to provision once the state directory already holds `max`
+//! environments, answering the client with `-31004` and `data.reason = "quota-exceeded"`;
+//! every other step is the inner backend's. `BackendService` then makes it a tower service, so
+//! an ordinary tower layer (`ConcurrencyLimitLayer`) wraps it with no glue code: the server
+//! does not care what is inside.
 //!
 //! `cargo run --example quota_backend` runs the whole conformance kit against the wrapped
 //! backend, then shows the quota at work with a limit of one environment:
@@ -18,22 +18,21 @@
 //! second create: -31004 {"detail":"this server allows 1 environment(s)","reason":"quota-exceeded"}
 //! ```
 
-use std::future::Future;
 use std::path::Path;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-use wsp_protocol::FailureReason;
 
 use serde_json::json;
 use tower::limit::ConcurrencyLimitLayer;
-use tower::{BoxError, Layer, Service};
-use wsp_backend::{BackendError, BackendRequest, BackendResponse, BoxBackend};
+use tower::Layer;
+use wsp_backend::install::{InstallRequest, UninstallRequest};
+use wsp_backend::{Backend, BackendError, BackendService, BoxBackend};
+use wsp_backend::{DescribeRequest, Description, ProvisionRequest, Provisioned};
+use wsp_backend::{ReleaseRequest, RunRequest};
 use wsp_conformance::{check_backend, BackendUnderTest, Client, KitContext};
+use wsp_protocol::{ExecuteResult, FailureReason};
 
 /// Refuses to provision past `max` environments in the state directory.
-#[derive(Clone)]
-struct Quota<S> {
-    inner: S,
+struct Quota<B> {
+    inner: B,
     max: usize,
 }
 
@@ -47,43 +46,44 @@ fn environments_beside(root: &Path) -> usize {
         .unwrap_or(0)
 }
 
-impl<S> Service<BackendRequest> for Quota<S>
-where
-    S: Service<BackendRequest, Response = BackendResponse>,
-    S::Error: Into<BoxError>,
-    S::Future: Send + 'static,
-{
-    type Response = BackendResponse;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<BackendResponse, BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx).map_err(Into::into)
+impl<B: Backend> Backend for Quota<B> {
+    async fn provision(&self, request: ProvisionRequest) -> Result<Provisioned, BackendError> {
+        if environments_beside(&request.root) >= self.max {
+            return Err(BackendError::failed(
+                FailureReason::custom("quota-exceeded"),
+                format!("this server allows {} environment(s)", self.max),
+            ));
+        }
+        self.inner.provision(request).await
     }
 
-    fn call(&mut self, request: BackendRequest) -> Self::Future {
-        if let BackendRequest::Provision(provision) = &request {
-            if environments_beside(&provision.root) >= self.max {
-                let refused = BackendError::failed(
-                    FailureReason::custom("quota-exceeded"),
-                    format!("this server allows {} environment(s)", self.max),
-                );
-                return Box::pin(async move { Err(refused.into()) });
-            }
-        }
-        let response = self.inner.call(request);
-        Box::pin(async move { response.await.map_err(Into::into) })
+    // A wrapper forwards every step it leaves alone (the defaults are for venvs of its own).
+    async fn describe(&self, request: DescribeRequest) -> Result<Description, BackendError> {
+        self.inner.describe(request).await
+    }
+
+    async fn run(&self, request: RunRequest) -> Result<ExecuteResult, BackendError> {
+        self.inner.run(request).await
+    }
+
+    async fn install(&self, request: InstallRequest) -> Result<(), BackendError> {
+        self.inner.install(request).await
+    }
+
+    async fn uninstall(&self, request: UninstallRequest) -> Result<(), BackendError> {
+        self.inner.uninstall(request).await
+    }
+
+    async fn release(&self, request: ReleaseRequest) -> Result<(), BackendError> {
+        self.inner.release(request).await
     }
 }
 
 /// The venv backend behind a quota of `max` and at most four requests at once.
 fn quota_venv(ctx: &KitContext, max: usize) -> BoxBackend {
     let venv = wsp_backend_venv::VenvBackend::new(ctx.inventory(), Default::default());
-    let limited = ConcurrencyLimitLayer::new(4).layer(venv);
-    BoxBackend::new(Quota {
-        inner: limited,
-        max,
-    })
+    let quota = BackendService::new(Quota { inner: venv, max });
+    BoxBackend::new(ConcurrencyLimitLayer::new(4).layer(quota))
 }
 
 #[tokio::main]

@@ -46,21 +46,21 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
         #[cfg(feature = "venv")]
         BackendKind::Venv => {
             let installer = wsp_backend::install::Installer::detect(config.uv.clone());
-            let backend =
+            let mut backend =
                 wsp_backend_venv::VenvBackend::new(inventory, venv_options(config, &store))
                     .with_installer(installer);
-            match python_downloads(config) {
-                Some(uv) => Environments::new(store, name, PythonDownloads::new(backend, uv)),
-                None => Environments::new(store, name, backend),
+            if let Some(downloads) = python_downloads(config) {
+                backend = backend.with_python_downloads(downloads);
             }
+            Environments::new(store, name, backend)
         }
         #[cfg(feature = "uv")]
         BackendKind::Uv => {
-            let backend = wsp_backend_uv::UvBackend::new(config.uv.clone(), inventory);
-            match python_downloads(config) {
-                Some(uv) => Environments::new(store, name, PythonDownloads::new(backend, uv)),
-                None => Environments::new(store, name, backend),
+            let mut backend = wsp_backend_uv::UvBackend::new(config.uv.clone(), inventory);
+            if let Some(downloads) = python_downloads(config) {
+                backend = backend.with_python_downloads(downloads);
             }
+            Environments::new(store, name, backend)
         }
         #[cfg(feature = "conda")]
         BackendKind::Conda => {
@@ -69,7 +69,8 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
             if !config.channels.is_empty() {
                 conda.channels = config.channels.clone();
             }
-            Environments::new(store, name, wsp_backend_conda::CondaBackend::new(conda))
+            let backend = wsp_backend_conda::CondaBackend::new(conda);
+            Environments::new(store, name, backend)
         }
         #[allow(unreachable_patterns)]
         _ => {
@@ -84,12 +85,12 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
 
 /// The uv that installs missing Pythons under `--python-downloads`, if one is found (otherwise
 /// a warning says why not).
-fn python_downloads(config: &ServeConfig) -> Option<std::path::PathBuf> {
+fn python_downloads(config: &ServeConfig) -> Option<PythonDownloads> {
     if !config.python_downloads {
         return None;
     }
     match wsp_backend::install::find_uv(config.uv.clone()) {
-        Ok(uv) => Some(uv),
+        Ok(uv) => Some(PythonDownloads::new(uv)),
         Err(reason) => {
             tracing::warn!("--python-downloads: no uv to install Pythons with: {reason}");
             None

@@ -7,10 +7,14 @@ use serde_json::json;
 use tower::limit::{ConcurrencyLimitLayer, RateLimitLayer};
 use tower::timeout::TimeoutLayer;
 use tower::ServiceBuilder;
+use wsp_backend::{BackendService, BoxBackend};
 use wsp_conformance::{check_backend, BackendUnderTest, Client, Fixture};
 
-fn venv(ctx: &wsp_conformance::KitContext) -> wsp_backend_venv::VenvBackend {
-    wsp_backend_venv::VenvBackend::new(ctx.inventory(), Default::default())
+fn venv(ctx: &wsp_conformance::KitContext) -> BackendService<wsp_backend_venv::VenvBackend> {
+    BackendService::new(wsp_backend_venv::VenvBackend::new(
+        ctx.inventory(),
+        Default::default(),
+    ))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -21,7 +25,7 @@ async fn venv_behind_a_timeout_a_rate_limit_and_a_concurrency_limit_conforms() {
             .layer(RateLimitLayer::new(200, Duration::from_secs(1)))
             .layer(ConcurrencyLimitLayer::new(2))
             .service(venv(ctx));
-        wsp_backend::boxed(layered)
+        BoxBackend::new(layered)
     }))
     .await;
 }
@@ -29,7 +33,7 @@ async fn venv_behind_a_timeout_a_rate_limit_and_a_concurrency_limit_conforms() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_backend_timeout_is_31004_timeout_and_leaves_nothing() {
     let too_quick = BackendUnderTest::new("venv", "3.12", |ctx| {
-        wsp_backend::boxed(tower::Layer::layer(
+        BoxBackend::new(tower::Layer::layer(
             &TimeoutLayer::new(Duration::from_nanos(1)),
             venv(ctx),
         ))

@@ -4,9 +4,8 @@
 use std::time::Duration;
 
 use serde_json::json;
-use tower::ServiceExt;
-use wsp_backend::{BackendResponse, BoxBackend};
 
+use super::altered::Alteration;
 use super::contract::{check, create};
 use super::{CheckFn, Fixture};
 use wsp_server::client::Client;
@@ -41,19 +40,10 @@ async fn concurrent_creates_of_different_names_all_succeed(f: Fixture) {
     assert_eq!(listed.as_array().map(Vec::len), Some(6));
 }
 
-/// Provisions, then never answers: the request can only end by being cancelled.
-fn stalls_after_provision(backend: BoxBackend) -> BoxBackend {
-    BoxBackend::new(backend.and_then(|response: BackendResponse| async move {
-        if matches!(response, BackendResponse::Provisioned(_)) {
-            std::future::pending::<()>().await;
-        }
-        Ok(response)
-    }))
-}
-
 async fn a_create_cancelled_after_provisioning_leaves_no_trace(f: Fixture) {
     let server = f
-        .builder_with(stalls_after_provision)
+        // Provisions, then never answers: the request can only end by being cancelled.
+        .builder_with(|backend| Alteration::StallAfterProvision.apply(backend))
         .drain_timeout(Duration::from_millis(50))
         .build();
     let mut client = Client::initialized(server).await;

@@ -3,14 +3,12 @@
 
 use std::path::Path;
 use std::time::Duration;
-use wsp_protocol::FailureReason;
 
 use serde_json::{json, Value};
-use tower::ServiceExt;
 use wsp_backend::packages::normalize_name;
 use wsp_backend::store::is_environment_id;
-use wsp_backend::{BackendError, BackendResponse, BoxBackend};
 
+use super::altered::Alteration;
 use super::{CheckFn, Fixture};
 use wsp_server::client::code;
 
@@ -215,21 +213,9 @@ async fn unknown_ids_are_31001_with_the_id(f: Fixture) {
     }
 }
 
-fn failing_after_provision(backend: BoxBackend) -> BoxBackend {
-    let failing = backend.and_then(|response: BackendResponse| async move {
-        match response {
-            BackendResponse::Provisioned(_) => Err(Box::new(BackendError::failed(
-                FailureReason::custom("injected"),
-                "provisioned, then failed",
-            )) as tower::BoxError),
-            other => Ok(other),
-        }
-    });
-    BoxBackend::new(failing)
-}
-
 async fn failed_provisioning_leaves_no_trace(f: Fixture) {
-    let mut client = super::Client::initialized(f.server_with(failing_after_provision)).await;
+    let failing = f.server_with(|backend| Alteration::FailAfterProvision.apply(backend));
+    let mut client = super::Client::initialized(failing).await;
     let error = client
         .err(
             "environment/create",

@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, Semaphore};
-use wsp_backend::{BackendRequest, BoxBackend};
+use wsp_backend::BoxBackend;
 
+use super::altered::Alteration;
 use super::contract::{check, create};
 use super::install::{install_params, source, version_of};
 use super::{CheckFn, Fixture};
@@ -40,25 +41,11 @@ struct Gate {
 fn gated(backend: BoxBackend) -> (BoxBackend, Gate) {
     let (tell, entered) = mpsc::unbounded_channel();
     let release = Arc::new(Semaphore::new(0));
-    let permits = release.clone();
-    let wrapped = tower::service_fn(move |request: BackendRequest| {
-        let mut backend = backend.clone();
-        let tell = tell.clone();
-        let permits = permits.clone();
-        async move {
-            if matches!(request, BackendRequest::Install(_)) {
-                let _ = tell.send(());
-                permits
-                    .acquire()
-                    .await
-                    .map_err(|e| Box::new(e) as tower::BoxError)?
-                    .forget();
-            }
-            tower::ServiceExt::ready(&mut backend).await?;
-            tower::Service::call(&mut backend, request).await
-        }
-    });
-    (BoxBackend::new(wrapped), Gate { entered, release })
+    let gate = Alteration::GateInstalls {
+        entered: tell,
+        release: release.clone(),
+    };
+    (gate.apply(backend), Gate { entered, release })
 }
 
 /// A client of a server whose backend is gated, and the gate.

@@ -11,22 +11,40 @@
 //! [`KIT_PACKAGES`], see [`KitPackages`]), creating with packages, one install at a time, a
 //! delete waiting for an install, and `$/progress`. It panics with the list of failed checks.
 //!
-//! The constructor returns a [`BoxBackend`]; [`wsp_backend::boxed`] makes one from any backend
-//! wrapped in any tower layers, `Clone` or not.
+//! The constructor returns any [`Backend`](wsp_backend::Backend): a backend of your own, or a
+//! [`BoxBackend`] holding one wrapped in tower layers (`BoxBackend::new(layers.service(BackendService::new(b)))`,
+//! `Clone` or not). A backend crate runs the kit from its tests, with this crate as a
+//! dev-dependency:
 //!
 //! ```no_run
-//! # async fn kit() {
-//! use wsp_conformance::{check_backend, BackendUnderTest};
-//! check_backend(BackendUnderTest::new("venv", "3.12", |ctx| {
-//!     let options = wsp_backend_venv::VenvOptions::default();
-//!     wsp_backend::BoxBackend::new(wsp_backend_venv::VenvBackend::new(ctx.inventory(), options))
-//! }))
-//! .await;
+//! # struct MyBackend;
+//! # impl MyBackend {
+//! #     fn new(_: wsp_backend::interpreters::Inventory) -> Self { MyBackend }
 //! # }
+//! # impl wsp_backend::Backend for MyBackend {
+//! #     async fn provision(
+//! #         &self,
+//! #         _: wsp_backend::ProvisionRequest,
+//! #     ) -> Result<wsp_backend::Provisioned, wsp_backend::BackendError> {
+//! #         unimplemented!()
+//! #     }
+//! # }
+//! // backends/mine/tests/conformance.rs
+//! use wsp_conformance::{check_backend, BackendUnderTest};
+//!
+//! #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+//! async fn my_backend_conforms() {
+//!     check_backend(BackendUnderTest::new("mine", "3.12", |ctx| {
+//!         MyBackend::new(ctx.inventory())
+//!     }))
+//!     .await;
+//! }
 //! ```
+//!
+//! [`BackendService`]: wsp_backend::BackendService
 
+mod altered;
 mod cancellation;
-
 mod contract;
 mod execute;
 mod install;
@@ -129,17 +147,17 @@ pub struct BackendUnderTest {
 impl BackendUnderTest {
     /// A backend named `name` that can provision `python_version`, built by `make` for each
     /// fresh server. Its activation variable defaults to `VIRTUAL_ENV`.
-    pub fn new(
+    pub fn new<B: Into<BoxBackend>>(
         name: &str,
         python_version: &str,
-        make: impl Fn(&KitContext) -> BoxBackend + Send + Sync + 'static,
+        make: impl Fn(&KitContext) -> B + Send + Sync + 'static,
     ) -> Self {
         BackendUnderTest {
             name: name.to_owned(),
             python_version: python_version.to_owned(),
             activation_variable: "VIRTUAL_ENV".to_owned(),
             packages: KitPackages::default(),
-            make: Arc::new(make),
+            make: Arc::new(move |context| make(context).into()),
         }
     }
 

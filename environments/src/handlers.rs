@@ -5,12 +5,8 @@ use wsp_protocol::FailureReason;
 
 use serde_json::{json, Value};
 use wsp_backend::execute::{current_stack, resolve_cwd, OutputSink, RunOptions};
-use wsp_backend::store::{
-    EnvironmentDetails as Committed, EnvironmentRecord, Removal, StoreError, UseGuard,
-};
-use wsp_backend::{
-    BackendRequest, BackendResponse, DescribeRequest, ProvisionRequest, RemoveRequest, RunRequest,
-};
+use wsp_backend::store::{CommitFacts, EnvironmentRecord, Removal, StoreError, UseGuard};
+use wsp_backend::{DescribeRequest, ProvisionRequest, ReleaseRequest, RunRequest};
 use wsp_protocol::validation::Violation;
 use wsp_protocol::{
     error, CreateParams, DeleteAck, EnvironmentDetails, EnvironmentSummary, ErrorObjectOwned,
@@ -19,7 +15,7 @@ use wsp_protocol::{
 
 use super::install::Packages;
 use super::progress::{Progress, Span};
-use super::{backend_error, unexpected_response, Environments};
+use super::{backend_error, Environments};
 use wsp_middleware::Notifier;
 
 pub(super) type Answer<T> = Result<T, ErrorObjectOwned>;
@@ -82,15 +78,16 @@ impl Environments {
             .map_err(store_error)?;
         let root = reservation.root.clone();
         let provisioned = self
-            .call_backend(BackendRequest::Provision(ProvisionRequest {
+            .backend()
+            .call(ProvisionRequest {
                 root: root.clone(),
                 name: params.name.clone(),
                 python_version: params.version_request,
-            }))
+            })
             .await;
         let installing = !params.packages.is_empty();
         let described = match provisioned {
-            Ok(BackendResponse::Provisioned(provisioned)) => {
+            Ok(provisioned) => {
                 let message = format!(
                     "Provisioned Python {} with {}",
                     provisioned.python_full_version, self.inner.backend_name
@@ -120,7 +117,6 @@ impl Environments {
                     Err(e) => Err(e),
                 }
             }
-            Ok(_) => Err(unexpected_response("provision")),
             Err(e) => Err(backend_error(e)),
         };
         let (provisioned, description) = match described {
@@ -135,7 +131,7 @@ impl Environments {
         let message = super::install::found(description.installed_packages.len());
         progress.report(message, Some(95)).await;
         let record = reservation
-            .commit(Committed {
+            .commit(CommitFacts {
                 python_version: params.python_version,
                 python_full_version: provisioned.python_full_version.to_string(),
                 interpreter_path: provisioned.interpreter_path,
@@ -194,21 +190,17 @@ impl Environments {
                         hidden: vec![self.inner.store.dir().to_path_buf()],
                     }),
             };
-            let response = self
-                .call_backend(BackendRequest::Run(RunRequest {
+            self.backend()
+                .call(RunRequest {
                     root: record.root.clone(),
                     environment_id: record.id.clone(),
                     argv: params.argv,
                     cwd,
                     env: params.env,
                     options,
-                }))
+                })
                 .await
-                .map_err(backend_error)?;
-            match response {
-                BackendResponse::Ran(result) => Ok(result),
-                _ => Err(unexpected_response("run")),
-            }
+                .map_err(backend_error)
         }
     }
 
@@ -243,19 +235,27 @@ impl Environments {
     }
 
     /// The rest of a delete past its point of no return, on a task of its own: waits for the
-    /// files to be deleted (warning about any that cannot be), runs the backend's removal
-    /// step, and sweeps.
+    /// store to delete the files (warning about any it cannot), lets the backend release the
+    /// environment, and sweeps.
     async fn finish_removal(self, removal: Removal) {
-        let id = removal.record.id.clone();
-        let root = removal.record.root.clone();
-        if let Some((path, e)) = removal.files_deleted().await {
-            tracing::warn!(directory = %path.display(), error = %e, "could not delete an environment's files; a later create or delete removes them");
+        let release = ReleaseRequest {
+            root: removal.record.root.clone(),
+            environment_id: removal.record.id.clone(),
+        };
+        if let Some(left) = removal.files_deleted().await {
+            tracing::warn!(
+                id = %release.environment_id,
+                directory = %left.root.display(),
+                leftovers = %left.path.display(),
+                error = %left.error,
+                "could not delete the files of the environment in {}; they are left in {} for a later create or delete to remove",
+                left.root.display(),
+                left.path.display(),
+            );
         }
-        let removed = self
-            .call_backend(BackendRequest::Remove(RemoveRequest { root }))
-            .await;
-        if let Err(e) = removed {
-            tracing::warn!(id = %id, error = %e, "the backend's removal step failed");
+        let id = release.environment_id.clone();
+        if let Err(e) = self.backend().call(release).await {
+            tracing::warn!(id = %id, error = %e, "the backend could not release the environment");
         }
         self.sweep().await;
     }
@@ -269,16 +269,12 @@ impl Environments {
         &self,
         root: &std::path::Path,
     ) -> Answer<wsp_backend::Description> {
-        let response = self
-            .call_backend(BackendRequest::Describe(DescribeRequest {
+        self.backend()
+            .call(DescribeRequest {
                 root: root.to_owned(),
-            }))
+            })
             .await
-            .map_err(backend_error)?;
-        match response {
-            BackendResponse::Described(description) => Ok(description),
-            _ => Err(unexpected_response("describe")),
-        }
+            .map_err(backend_error)
     }
 
     async fn sweep(&self) {

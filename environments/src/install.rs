@@ -12,13 +12,13 @@ use std::sync::{Arc, Mutex, Weak};
 use wsp_protocol::FailureReason;
 
 use wsp_backend::install::{lock_environment, InstallSource};
-use wsp_backend::{BackendRequest, BackendResponse, InstallRequest, UninstallRequest};
+use wsp_backend::{InstallRequest, UninstallRequest};
 use wsp_protocol::params::PackageSource;
 use wsp_protocol::{error, EnvironmentDetails, InstallParams, UninstallParams};
 
 use super::handlers::{details, Answer};
 use super::progress::{Progress, Span};
-use super::{backend_error, unexpected_response, Environments};
+use super::{backend_error, Environments};
 use wsp_middleware::Notifier;
 
 /// One turn at a time per environment, in this process.
@@ -108,17 +108,14 @@ impl Environments {
             let record = guard.record().clone();
             let _turn = self.inner.turns.take(&record.id).await;
             let _lock = lock(&record.root).await?;
-            let response = self
-                .call_backend(BackendRequest::Uninstall(UninstallRequest {
+            self.backend()
+                .call(UninstallRequest {
                     root: record.root.clone(),
                     environment_id: record.id.clone(),
                     packages: params.packages,
-                }))
+                })
                 .await
                 .map_err(backend_error)?;
-            if !matches!(response, BackendResponse::Uninstalled) {
-                return Err(unexpected_response("uninstall"));
-            }
             let description = self.describe(&record.root).await?;
             Ok(details(record, description))
         }
@@ -137,23 +134,19 @@ impl Environments {
         let _turn = self.inner.turns.take(id).await;
         let _lock = lock(root).await?;
         let source = self.source(packages.source);
-        let response = progress
+        progress
             .forward(span, |sink| {
-                self.call_backend(BackendRequest::Install(InstallRequest {
+                self.backend().call(InstallRequest {
                     root: root.to_owned(),
                     environment_id: id.to_owned(),
                     packages: packages.packages,
                     source,
                     upgrade: packages.upgrade,
                     progress: sink,
-                }))
+                })
             })
             .await
-            .map_err(backend_error)?;
-        match response {
-            BackendResponse::Installed => Ok(()),
-            _ => Err(unexpected_response("install")),
-        }
+            .map_err(backend_error)
     }
 
     /// The request's package source over the server's defaults: its `find_links` after the

@@ -2,7 +2,8 @@
 //!
 //! [`Environments`] holds what every backend shares: the state store (index, ids, names,
 //! locks), the in-process side of the delete-waits rule, and the order of checks. The backend
-//! only provisions, describes, runs and removes (see [`wsp_backend::backend`]).
+//! only provisions, describes, runs in, installs into and releases environments (see
+//! [`wsp_backend::backend`]).
 //!
 //! Work that decides a request's fate by read order happens synchronously when the router calls
 //! the handler: a `get`/`execute` registers its use of the environment, a `delete` marks the
@@ -17,12 +18,10 @@ mod streaming;
 mod usage;
 
 use std::sync::Arc;
-use wsp_protocol::FailureReason;
 
-use tower::{BoxError, Service, ServiceExt};
 use wsp_backend::install::InstallSource;
 use wsp_backend::store::Store;
-use wsp_backend::{BackendError, BackendRequest, BackendResponse, BoxBackend};
+use wsp_backend::{BackendError, BoxBackend};
 use wsp_protocol::schema::MethodSchema;
 use wsp_protocol::{error, methods, ErrorObjectOwned};
 
@@ -48,20 +47,20 @@ struct Inner {
 impl Environments {
     /// Serves environments from `store` with `backend`, whose name is `backend_name`.
     ///
-    /// `backend` is any tower service of [`BackendRequest`]s, wrapped in whatever layers the
-    /// caller likes (it need not be `Clone`, see [`wsp_backend::boxed`]). An error that is a
+    /// `backend` is any [`Backend`](wsp_backend::Backend), or a [`BoxBackend`] holding one
+    /// wrapped in whatever tower layers the caller likes (they need not be `Clone`). A
     /// [`BackendError`] keeps its meaning; a tower timeout becomes `-31004` with reason
-    /// `timeout`; any other error `-31004` with reason `backend-error`.
-    pub fn new<S>(store: Store, backend_name: impl Into<String>, backend: S) -> Self
-    where
-        S: Service<BackendRequest, Response = BackendResponse> + Send + 'static,
-        S::Error: Into<BoxError>,
-        S::Future: Send + 'static,
-    {
+    /// `timeout`; any other error `-31004` with reason `backend-error`
+    /// ([`BackendError::from_layer`]).
+    pub fn new(
+        store: Store,
+        backend_name: impl Into<String>,
+        backend: impl Into<BoxBackend>,
+    ) -> Self {
         Environments {
             inner: Arc::new(Inner {
                 store,
-                backend: wsp_backend::boxed(backend),
+                backend: backend.into(),
                 backend_name: backend_name.into(),
                 usage: Usage::default(),
                 turns: install::Turns::default(),
@@ -158,20 +157,8 @@ impl Environments {
             )
     }
 
-    async fn call_backend(&self, request: BackendRequest) -> Result<BackendResponse, BackendError> {
-        self.inner
-            .backend
-            .clone()
-            .oneshot(request)
-            .await
-            .map_err(|e| match e.downcast::<BackendError>() {
-                Ok(backend_error) => *backend_error,
-                Err(other) if other.is::<tower::timeout::error::Elapsed>() => BackendError::failed(
-                    FailureReason::Timeout,
-                    "the backend did not answer in time",
-                ),
-                Err(other) => BackendError::failed(FailureReason::BackendError, other),
-            })
+    fn backend(&self) -> &BoxBackend {
+        &self.inner.backend
     }
 }
 
@@ -181,7 +168,11 @@ fn backend_error(e: BackendError) -> ErrorObjectOwned {
             requested,
             available,
         } => error::python_version_unavailable(&requested, &available),
-        BackendError::Failed { ref reason, ref detail, .. } => {
+        BackendError::Failed {
+            ref reason,
+            ref detail,
+            ..
+        } => {
             let chain = e.source_chain();
             if chain.is_empty() {
                 tracing::info!(%reason, detail, "the backend failed");
@@ -191,10 +182,4 @@ fn backend_error(e: BackendError) -> ErrorObjectOwned {
             error::execution_failed(reason, detail, None)
         }
     }
-}
-
-fn unexpected_response(method: &str) -> ErrorObjectOwned {
-    error::internal_error(format!(
-        "the backend answered {method} with the wrong kind of response"
-    ))
 }

@@ -1,7 +1,7 @@
 //! The conda environment backend of WSP: real conda prefixes, solved and installed with the
 //! rattler crates, without a conda installation.
 //!
-//! [`CondaBackend`] is a `tower::Service` over the backend interface of [`wsp_backend`]:
+//! [`CondaBackend`] is a [`Backend`]:
 //! - provisioning solves `python` at the requested version against the configured channels'
 //!   repodata and installs the solution into the environment's root (the conda prefix);
 //! - describing reads the prefix's `conda-meta/*.json` records and the Python distributions in
@@ -9,8 +9,7 @@
 //! - running activates the prefix (`CONDA_PREFIX`, `<prefix>/bin` first on `PATH`, plus what
 //!   its `etc/conda/activate.d` scripts export);
 //! - installing solves the requested match specs together with what the prefix holds and
-//!   applies the difference; uninstalling removes packages and what depends on them;
-//! - removing deletes the prefix.
+//!   applies the difference; uninstalling removes packages and what depends on them.
 //!
 //! Remote channels over HTTPS (such as the default, `conda-forge`) need the crate's `https`
 //! feature, which brings in rustls; without it only `file://` and `http://` channels work and an
@@ -28,15 +27,12 @@ mod progress;
 mod provision;
 pub mod testing;
 
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context, Poll};
-use wsp_protocol::FailureReason;
 
 use wsp_backend::execute::{self, RunSpec};
-use wsp_backend::{BackendError, BackendRequest, BackendResponse, RemoveRequest, RunRequest};
+use wsp_backend::{Backend, BackendError, DescribeRequest, Description, RunRequest};
+use wsp_backend::{InstallRequest, ProvisionRequest, Provisioned, UninstallRequest};
+use wsp_protocol::ExecuteResult;
 
 /// The channel used when none is configured.
 pub const DEFAULT_CHANNEL: &str = "conda-forge";
@@ -74,10 +70,10 @@ impl Default for CondaConfig {
     }
 }
 
-/// The conda backend: a cheap-to-clone `tower::Service` answering [`BackendRequest`]s.
-#[derive(Debug, Clone)]
+/// The conda backend.
+#[derive(Debug)]
 pub struct CondaBackend {
-    config: Arc<CondaConfig>,
+    config: CondaConfig,
 }
 
 impl CondaBackend {
@@ -88,85 +84,30 @@ impl CondaBackend {
             // Fails only when a provider is installed already, which is as good.
             let _ = rustls::crypto::ring::default_provider().install_default();
         }
-        CondaBackend {
-            config: Arc::new(config),
-        }
-    }
-
-    /// The backend's configuration.
-    pub fn config(&self) -> &CondaConfig {
-        &self.config
-    }
-
-    async fn handle(
-        config: Arc<CondaConfig>,
-        request: BackendRequest,
-    ) -> Result<BackendResponse, BackendError> {
-        match request {
-            BackendRequest::Provision(request) => provision::provision(&config, &request)
-                .await
-                .map(BackendResponse::Provisioned),
-            BackendRequest::Describe(request) => describe::describe(&request.root)
-                .await
-                .map(BackendResponse::Described),
-            BackendRequest::Run(request) => run(&config, &request).await.map(BackendResponse::Ran),
-            BackendRequest::Remove(request) => {
-                remove(&request).await.map(|()| BackendResponse::Removed)
-            }
-            BackendRequest::Install(request) => install::install(&config, &request)
-                .await
-                .map(|()| BackendResponse::Installed),
-            BackendRequest::Uninstall(request) => install::uninstall(&config, &request)
-                .await
-                .map(|()| BackendResponse::Uninstalled),
-        }
+        CondaBackend { config }
     }
 }
 
-impl tower::Service<BackendRequest> for CondaBackend {
-    type Response = BackendResponse;
-    type Error = tower::BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<BackendResponse, tower::BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
+impl Backend for CondaBackend {
+    async fn provision(&self, request: ProvisionRequest) -> Result<Provisioned, BackendError> {
+        provision::provision(&self.config, &request).await
     }
 
-    fn call(&mut self, request: BackendRequest) -> Self::Future {
-        let config = Arc::clone(&self.config);
-        Box::pin(async move {
-            CondaBackend::handle(config, request)
-                .await
-                .map_err(|error| Box::new(error) as tower::BoxError)
-        })
+    async fn describe(&self, request: DescribeRequest) -> Result<Description, BackendError> {
+        describe::describe(&request.root).await
     }
-}
 
-/// Runs a command with the prefix activated.
-async fn run(
-    config: &CondaConfig,
-    request: &RunRequest,
-) -> Result<wsp_protocol::ExecuteResult, BackendError> {
-    let activation = activation::activate(config, &request.root).await;
-    execute::run(RunSpec {
-        activation: &activation,
-        environment_id: &request.environment_id,
-        argv: &request.argv,
-        cwd: &request.cwd,
-        env: &request.env,
-        options: request.options.clone(),
-    })
-    .await
-}
+    /// Runs a command with the prefix activated.
+    async fn run(&self, request: RunRequest) -> Result<ExecuteResult, BackendError> {
+        let activation = activation::activate(&self.config, &request.root).await;
+        execute::run(RunSpec::for_request(&activation, &request)).await
+    }
 
-/// Deletes the prefix; a prefix that is already gone is removed.
-async fn remove(request: &RemoveRequest) -> Result<(), BackendError> {
-    match tokio::fs::remove_dir_all(&request.root).await {
-        Ok(()) => Ok(()),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(error) => Err(BackendError::failed(
-            FailureReason::custom("remove-failed"),
-            format!("removing {}: {error}", request.root.display()),
-        )),
+    async fn install(&self, request: InstallRequest) -> Result<(), BackendError> {
+        install::install(&self.config, &request).await
+    }
+
+    async fn uninstall(&self, request: UninstallRequest) -> Result<(), BackendError> {
+        install::uninstall(&self.config, &request).await
     }
 }

@@ -5,12 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use tokio::sync::mpsc;
-use tower::ServiceExt;
 use wsp_backend::install::{InstallSource, ProgressStep};
 use wsp_backend::interpreters::VersionRequest;
 use wsp_backend::{
-    BackendError, BackendRequest, BackendResponse, DescribeRequest, InstallRequest,
-    ProvisionRequest, RunRequest, UninstallRequest,
+    Backend, BackendError, DescribeRequest, InstallRequest, ProvisionRequest, RunRequest,
+    UninstallRequest,
 };
 use wsp_backend_conda::testing::{build_local_channel_with, CondaPackage, PythonBuild};
 use wsp_backend_conda::{CondaBackend, CondaConfig};
@@ -39,14 +38,6 @@ impl Fixture {
         Fixture { dir, backend }
     }
 
-    async fn call(&self, request: BackendRequest) -> Result<BackendResponse, BackendError> {
-        self.backend
-            .clone()
-            .oneshot(request)
-            .await
-            .map_err(|e| *e.downcast::<BackendError>().expect("a BackendError"))
-    }
-
     async fn prefix(&self, name: &str) -> PathBuf {
         let root = self.dir.path().join("envs").join(name);
         std::fs::create_dir_all(&root).unwrap();
@@ -55,7 +46,7 @@ impl Fixture {
             name: name.into(),
             python_version: "3.12".parse::<VersionRequest>().unwrap(),
         };
-        self.call(BackendRequest::Provision(request)).await.unwrap();
+        self.backend.provision(request).await.unwrap();
         root
     }
 
@@ -65,30 +56,29 @@ impl Fixture {
         packages: &[&str],
         upgrade: bool,
         progress: Option<mpsc::Sender<ProgressStep>>,
-    ) -> Result<BackendResponse, BackendError> {
-        self.call(BackendRequest::Install(InstallRequest {
-            root: root.to_owned(),
-            environment_id: "env-0123456789ab".into(),
-            packages: packages.iter().map(|p| p.to_string()).collect(),
-            source: InstallSource::default(),
-            upgrade,
-            progress,
-        }))
-        .await
+    ) -> Result<(), BackendError> {
+        self.backend
+            .install(InstallRequest {
+                root: root.to_owned(),
+                environment_id: "env-0123456789ab".into(),
+                packages: packages.iter().map(|p| p.to_string()).collect(),
+                source: InstallSource::default(),
+                upgrade,
+                progress,
+            })
+            .await
     }
 
     async fn packages(&self, root: &Path) -> Vec<(String, String)> {
         let request = DescribeRequest {
             root: root.to_owned(),
         };
-        match self.call(BackendRequest::Describe(request)).await.unwrap() {
-            BackendResponse::Described(d) => d
-                .installed_packages
-                .into_iter()
-                .map(|p| (p.name, p.version))
-                .collect(),
-            other => panic!("{other:?}"),
-        }
+        let description = self.backend.describe(request).await.unwrap();
+        description
+            .installed_packages
+            .into_iter()
+            .map(|p| (p.name, p.version))
+            .collect()
     }
 
     async fn python(&self, root: &Path, code: &str) -> String {
@@ -100,13 +90,9 @@ impl Fixture {
             env: Default::default(),
             options: Default::default(),
         };
-        match self.call(BackendRequest::Run(request)).await.unwrap() {
-            BackendResponse::Ran(ran) => {
-                assert_eq!(ran.exit_code, 0, "{ran:?}");
-                ran.stdout.trim().to_owned()
-            }
-            other => panic!("{other:?}"),
-        }
+        let ran = self.backend.run(request).await.unwrap();
+        assert_eq!(ran.exit_code, 0, "{ran:?}");
+        ran.stdout.trim().to_owned()
     }
 }
 
@@ -121,8 +107,7 @@ fn version_of(packages: &[(String, String)], name: &str) -> Option<String> {
 async fn packages_are_solved_with_their_dependencies_and_import() {
     let f = Fixture::new();
     let root = f.prefix("solve").await;
-    let response = f.install(&root, &["wsp-beta"], false, None).await.unwrap();
-    assert!(matches!(response, BackendResponse::Installed));
+    f.install(&root, &["wsp-beta"], false, None).await.unwrap();
     let packages = f.packages(&root).await;
     assert_eq!(version_of(&packages, "wsp-alpha").as_deref(), Some("2.0"));
     assert_eq!(version_of(&packages, "wsp-beta").as_deref(), Some("1.0"));
@@ -188,17 +173,19 @@ async fn uninstall_takes_dependents_along_and_ignores_unknown_names() {
     let f = Fixture::new();
     let root = f.prefix("remove").await;
     f.install(&root, &["wsp-beta"], false, None).await.unwrap();
-    let request = |names: &[&str]| {
-        BackendRequest::Uninstall(UninstallRequest {
-            root: root.clone(),
-            environment_id: "env-0123456789ab".into(),
-            packages: names.iter().map(|n| n.to_string()).collect(),
-        })
+    let request = |names: &[&str]| UninstallRequest {
+        root: root.clone(),
+        environment_id: "env-0123456789ab".into(),
+        packages: names.iter().map(|n| n.to_string()).collect(),
     };
     let before = f.packages(&root).await;
-    f.call(request(&["never-installed"])).await.unwrap();
+    f.backend
+        .uninstall(request(&["never-installed"]))
+        .await
+        .unwrap();
     assert_eq!(f.packages(&root).await, before);
-    f.call(request(&["wsp-alpha", "never-installed"]))
+    f.backend
+        .uninstall(request(&["wsp-alpha", "never-installed"]))
         .await
         .unwrap();
     let after = f.packages(&root).await;

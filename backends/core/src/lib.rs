@@ -3,15 +3,15 @@
 #![warn(missing_docs)]
 
 pub mod backend;
-pub mod common;
 pub mod execute;
 pub mod install;
 pub mod interpreters;
 pub mod packages;
 pub mod store;
+pub mod venv_layout;
 
 pub use backend::{
-    boxed, BackendError, BackendRequest, BackendResponse, BoxBackend, DescribeRequest, Description,
-    ProvisionRequest, Provisioned, RemoveRequest, RunRequest,
+    Answers, Backend, BackendError, BackendRequest, BackendService, BackendStack, BoxBackend,
+    DescribeRequest, Description, ProvisionRequest, Provisioned, ReleaseRequest, RunRequest, Step,
 };
 pub use install::{InstallRequest, UninstallRequest};

@@ -51,8 +51,13 @@ async fn undeletable_files_are_reported_and_swept_later() {
     pin(&pinned);
     let removal = store.remove(&record.id).await.unwrap();
     assert_eq!(removal.record, record);
-    let (leftover, error) = removal.files_deleted().await.expect("a leftover");
-    assert!(!error.to_string().is_empty());
+    let left = removal.files_deleted().await.expect("a leftover");
+    assert!(!left.error.to_string().is_empty());
+    assert_eq!(
+        left.root, record.root,
+        "it names the environment's own directory"
+    );
+    let leftover = left.path;
     assert_eq!(leftover.parent(), Some(store.dir().join("trash").as_path()));
     assert!(leftover.join("lib").join("pinned").exists());
     assert!(!record.root.exists());

@@ -3,7 +3,7 @@
 //! The shared inventory resolves the requested Python to an absolute interpreter path, and the
 //! backend runs `uv venv --python <that path>`, so uv never meets a pyenv shim (uv stops at the
 //! first shim that fails to run). The result is an ordinary venv, so describing it and running
-//! commands in it work as for the built-in `venv` backend; inside `environment/execute`,
+//! commands in it are the [`Backend`] defaults, as for the built-in `venv` backend; inside `environment/execute`,
 //! `VIRTUAL_ENV` points at the environment, so `uv pip install` installs into it. Packages
 //! are installed and uninstalled with `uv pip --python <the environment's interpreter>`.
 //!
@@ -11,31 +11,24 @@
 //! else) and every create answers `-31004` with reason `backend-unavailable`.
 #![warn(missing_docs)]
 
-use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::process::Stdio;
-use std::sync::Arc;
-use std::task::{Context, Poll};
-use wsp_protocol::FailureReason;
 
 use serde_json::Value;
-use tower::{BoxError, Service};
-use wsp_backend::common;
-use wsp_backend::execute::Activation;
-use wsp_backend::install::{self, Installer};
-use wsp_backend::interpreters::{Inventory, ResolveError};
-use wsp_backend::{BackendError, BackendRequest, BackendResponse, ProvisionRequest, Provisioned};
+use wsp_backend::install::{resolve_python, Installer, PythonDownloads};
+use wsp_backend::interpreters::Inventory;
+use wsp_backend::venv_layout::{self, interpreter_path};
+use wsp_backend::{Backend, BackendError, InstallRequest, UninstallRequest};
+use wsp_backend::{ProvisionRequest, Provisioned};
+use wsp_protocol::FailureReason;
+
+pub use wsp_backend::install::find_uv;
 
 /// The `uv` backend.
-#[derive(Clone)]
 pub struct UvBackend {
-    inner: Arc<Inner>,
-}
-
-struct Inner {
     uv: Result<PathBuf, String>,
     inventory: Inventory,
+    downloads: Option<PythonDownloads>,
 }
 
 impl UvBackend {
@@ -47,61 +40,45 @@ impl UvBackend {
             tracing::warn!("the uv backend is unavailable: {reason}");
         }
         UvBackend {
-            inner: Arc::new(Inner { uv, inventory }),
+            uv,
+            inventory,
+            downloads: None,
         }
+    }
+
+    /// Installs a requested Python that no locator finds with uv, then uses it.
+    pub fn with_python_downloads(mut self, downloads: PythonDownloads) -> Self {
+        self.downloads = Some(downloads);
+        self
     }
 
     /// The `uv` executable, or why there is none.
-    pub fn uv(&self) -> Result<&Path, &str> {
-        self.inner.uv.as_deref().map_err(String::as_str)
+    pub fn uv(&self) -> Result<&Path, BackendError> {
+        self.uv
+            .as_deref()
+            .map_err(|reason| BackendError::failed(FailureReason::BackendUnavailable, reason))
     }
-}
 
-pub use wsp_backend::install::find_uv;
-
-/// The interpreter of a venv-layout environment.
-pub fn interpreter_path(root: &Path) -> PathBuf {
-    root.join("bin").join("python")
-}
-
-impl Inner {
     /// `uv pip`, the only installer of this backend.
     fn installer(&self) -> Result<Installer, BackendError> {
-        match &self.uv {
-            Ok(uv) => Ok(Installer::Uv(uv.clone())),
-            Err(reason) => Err(BackendError::failed(
-                FailureReason::BackendUnavailable,
-                reason,
-            )),
-        }
+        Ok(Installer::Uv(self.uv()?.to_owned()))
     }
+}
 
+impl Backend for UvBackend {
     async fn provision(&self, request: ProvisionRequest) -> Result<Provisioned, BackendError> {
-        let uv = self
-            .uv
-            .as_ref()
-            .map_err(|reason| BackendError::failed(FailureReason::BackendUnavailable, reason))?;
-        let interpreter = self
-            .inventory
-            .resolve(&request.python_version)
-            .await
-            .map_err(
-                |ResolveError::Unavailable {
-                     requested,
-                     available,
-                 }| {
-                    BackendError::VersionUnavailable {
-                        requested,
-                        available,
-                    }
-                },
-            )?;
+        let uv = self.uv()?;
+        let versions = &request.python_version;
+        let interpreter =
+            resolve_python(&self.inventory, self.downloads.as_ref(), versions).await?;
         let output = tokio::process::Command::new(uv)
-            .arg("venv")
-            .arg("--quiet")
-            .arg("--no-config")
-            .arg("--no-project")
-            .arg("--allow-existing")
+            .args([
+                "venv",
+                "--quiet",
+                "--no-config",
+                "--no-project",
+                "--allow-existing",
+            ])
             .arg("--python")
             .arg(&interpreter.executable)
             .arg(&request.root)
@@ -113,10 +90,8 @@ impl Inner {
             .output()
             .await
             .map_err(|e| {
-                BackendError::failed(
-                    FailureReason::BackendUnavailable,
-                    format!("running {}: {e}", uv.display()),
-                )
+                let running = format!("running {}", uv.display());
+                BackendError::caused_by(FailureReason::BackendUnavailable, running, e)
             })?;
         if !output.status.success() {
             return Err(BackendError::failed(
@@ -147,48 +122,12 @@ impl Inner {
             extra,
         })
     }
-}
 
-impl Service<BackendRequest> for UvBackend {
-    type Response = BackendResponse;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<BackendResponse, BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        Poll::Ready(Ok(()))
+    async fn install(&self, request: InstallRequest) -> Result<(), BackendError> {
+        venv_layout::install(self.installer()?, request).await
     }
 
-    fn call(&mut self, request: BackendRequest) -> Self::Future {
-        let inner = self.inner.clone();
-        Box::pin(async move {
-            let response = match request {
-                BackendRequest::Provision(request) => {
-                    BackendResponse::Provisioned(inner.provision(request).await?)
-                }
-                BackendRequest::Describe(request) => BackendResponse::Described(
-                    common::describe_by_scan(&request.root, interpreter_path(&request.root))
-                        .await?,
-                ),
-                BackendRequest::Run(request) => BackendResponse::Ran(
-                    common::run_activated(&Activation::venv(&request.root), &request).await?,
-                ),
-                BackendRequest::Remove(_) => BackendResponse::Removed,
-                BackendRequest::Install(request) => {
-                    let installer = inner.installer()?;
-                    let python = interpreter_path(&request.root);
-                    let activation = Activation::venv(&request.root);
-                    install::install(&installer, &python, &activation, &request).await?;
-                    BackendResponse::Installed
-                }
-                BackendRequest::Uninstall(request) => {
-                    let installer = inner.installer()?;
-                    let python = interpreter_path(&request.root);
-                    let activation = Activation::venv(&request.root);
-                    install::uninstall(&installer, &python, &activation, &request).await?;
-                    BackendResponse::Uninstalled
-                }
-            };
-            Ok(response)
-        })
+    async fn uninstall(&self, request: UninstallRequest) -> Result<(), BackendError> {
+        venv_layout::uninstall(self.installer()?, request).await
     }
 }

@@ -3,43 +3,31 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use tower::ServiceExt;
 use wsp_backend::interpreters::{Inventory, InventoryConfig};
-use wsp_backend::{BackendError, BackendRequest, BackendResponse, ProvisionRequest, RunRequest};
+use wsp_backend::{Backend, BackendError, ProvisionRequest, RunRequest};
 use wsp_backend_uv::UvBackend;
 
 fn backend(uv: Option<PathBuf>) -> UvBackend {
     UvBackend::new(uv, Inventory::new(InventoryConfig::from_env()))
 }
 
-fn provision(root: &Path, version: &str) -> BackendRequest {
-    BackendRequest::Provision(ProvisionRequest {
+fn provision(root: &Path, version: &str) -> ProvisionRequest {
+    ProvisionRequest {
         root: root.to_owned(),
         name: "t".into(),
         python_version: version.parse().expect("a version"),
-    })
+    }
 }
 
-fn run(root: &Path, argv: &[&str]) -> BackendRequest {
-    BackendRequest::Run(RunRequest {
+fn run(root: &Path, argv: &[&str]) -> RunRequest {
+    RunRequest {
         root: root.to_owned(),
         environment_id: "env-000000000000".into(),
         argv: argv.iter().map(|s| s.to_string()).collect(),
         cwd: wsp_backend::execute::resolve_cwd(root, None).unwrap(),
         env: BTreeMap::new(),
         options: Default::default(),
-    })
-}
-
-async fn call(
-    backend: &UvBackend,
-    request: BackendRequest,
-) -> Result<BackendResponse, BackendError> {
-    backend
-        .clone()
-        .oneshot(request)
-        .await
-        .map_err(|e| *e.downcast::<BackendError>().expect("a BackendError"))
+    }
 }
 
 /// A minimal wheel, written with the base interpreter's zipfile module.
@@ -77,10 +65,7 @@ async fn creates_with_uv_and_uv_pip_installs_into_the_environment() {
     let temp = tempfile::tempdir().unwrap();
     let root = temp.path().join("env");
     std::fs::create_dir(&root).unwrap();
-    let provisioned = match call(&backend, provision(&root, "3.12")).await.unwrap() {
-        BackendResponse::Provisioned(p) => p,
-        other => panic!("{other:?}"),
-    };
+    let provisioned = backend.provision(provision(&root, "3.12")).await.unwrap();
     assert_eq!(
         provisioned
             .python_full_version
@@ -95,48 +80,20 @@ async fn creates_with_uv_and_uv_pip_installs_into_the_environment() {
 
     let wheel = build_wheel(temp.path());
     let wheel = wheel.display().to_string();
-    let ran = match call(
-        &backend,
-        run(
-            &root,
-            &["uv", "pip", "install", "--offline", "--no-config", &wheel],
-        ),
-    )
-    .await
-    .unwrap()
-    {
-        BackendResponse::Ran(r) => r,
-        other => panic!("{other:?}"),
-    };
+    let install = ["uv", "pip", "install", "--offline", "--no-config", &wheel];
+    let ran = backend.run(run(&root, &install)).await.unwrap();
     assert_eq!(ran.exit_code, 0, "{ran:?}");
-    let ran = match call(
-        &backend,
-        run(
-            &root,
-            &[
-                "python",
-                "-c",
-                "import sys, wspdemo; print(wspdemo.VALUE, sys.prefix)",
-            ],
-        ),
-    )
-    .await
-    .unwrap()
-    {
-        BackendResponse::Ran(r) => r,
-        other => panic!("{other:?}"),
-    };
+    let import = [
+        "python",
+        "-c",
+        "import sys, wspdemo; print(wspdemo.VALUE, sys.prefix)",
+    ];
+    let ran = backend.run(run(&root, &import)).await.unwrap();
     assert_eq!(ran.stdout.trim(), format!("42 {}", root.display()));
-    let described = match call(
-        &backend,
-        BackendRequest::Describe(wsp_backend::DescribeRequest { root: root.clone() }),
-    )
-    .await
-    .unwrap()
-    {
-        BackendResponse::Described(d) => d,
-        other => panic!("{other:?}"),
-    };
+    let described = backend
+        .describe(wsp_backend::DescribeRequest { root: root.clone() })
+        .await
+        .unwrap();
     assert!(described
         .installed_packages
         .iter()
@@ -146,7 +103,10 @@ async fn creates_with_uv_and_uv_pip_installs_into_the_environment() {
 #[tokio::test]
 async fn an_unknown_version_lists_the_available_ones() {
     let temp = tempfile::tempdir().unwrap();
-    match call(&backend(None), provision(temp.path(), "3.99")).await {
+    match backend(None)
+        .provision(provision(temp.path(), "3.99"))
+        .await
+    {
         Err(BackendError::VersionUnavailable {
             requested,
             available,
@@ -165,8 +125,8 @@ async fn an_unknown_version_lists_the_available_ones() {
 async fn a_missing_uv_is_backend_unavailable_at_create() {
     let temp = tempfile::tempdir().unwrap();
     let backend = backend(Some(temp.path().join("no-such-uv")));
-    assert!(backend.uv().unwrap_err().contains("no-such-uv"));
-    match call(&backend, provision(temp.path(), "3.12")).await {
+    assert!(backend.uv().unwrap_err().to_string().contains("no-such-uv"));
+    match backend.provision(provision(temp.path(), "3.12")).await {
         Err(BackendError::Failed { reason, detail, .. }) => {
             assert_eq!(reason, "backend-unavailable");
             assert!(detail.contains("no-such-uv"), "{detail}");

@@ -1,59 +1,18 @@
-//! Installing packages into a venv: with uv when there is one, else with the environment's own
-//! pip, which is put there first (from the seed cache) when the environment has none.
+//! Installing packages into a venv with its own pip, which is put there first (from the seed
+//! cache) when the environment has none.
 
 use std::path::Path;
+
+use wsp_backend::interpreters::Inventory;
+use wsp_backend::venv_layout::interpreter_path;
+use wsp_backend::BackendError;
 use wsp_protocol::FailureReason;
 
-use wsp_backend::execute::Activation;
-use wsp_backend::install::{self, Installer};
-use wsp_backend::interpreters::Inventory;
-use wsp_backend::{BackendError, InstallRequest, UninstallRequest};
-
-use crate::layout::{interpreter_path, Layout};
+use crate::layout::Layout;
 use crate::{seed, VenvOptions};
 
-/// Installs `request.packages` into the venv at `request.root`.
-pub(crate) async fn install(
-    installer: &Installer,
-    inventory: &Inventory,
-    options: &VenvOptions,
-    request: &InstallRequest,
-) -> Result<(), BackendError> {
-    if *installer == Installer::Pip {
-        ensure_pip(inventory, options, &request.root).await?;
-    }
-    let python = interpreter_path(&request.root);
-    install::install(
-        installer,
-        &python,
-        &Activation::venv(&request.root),
-        request,
-    )
-    .await
-}
-
-/// Uninstalls `request.packages` from the venv at `request.root`.
-pub(crate) async fn uninstall(
-    installer: &Installer,
-    inventory: &Inventory,
-    options: &VenvOptions,
-    request: &UninstallRequest,
-) -> Result<(), BackendError> {
-    if *installer == Installer::Pip {
-        ensure_pip(inventory, options, &request.root).await?;
-    }
-    let python = interpreter_path(&request.root);
-    install::uninstall(
-        installer,
-        &python,
-        &Activation::venv(&request.root),
-        request,
-    )
-    .await
-}
-
 /// Seeds pip into the venv at `root` unless its site-packages has it already.
-async fn ensure_pip(
+pub(crate) async fn ensure_pip(
     inventory: &Inventory,
     options: &VenvOptions,
     root: &Path,

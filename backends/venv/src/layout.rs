@@ -55,11 +55,6 @@ impl Layout {
     }
 }
 
-/// The environment's own interpreter for an environment rooted at `root`: `<root>/bin/python`.
-pub fn interpreter_path(root: &Path) -> PathBuf {
-    root.join("bin").join("python")
-}
-
 /// Whether `interpreter` can host a venv at all (CPython or another implementation, 3.3+).
 pub(crate) fn check_venv_capable(interpreter: &InterpreterInfo) -> Result<(), VenvError> {
     let v = &interpreter.version;

@@ -3,11 +3,12 @@
 //! [`create_venv`] writes a CPython virtual environment itself ([`VenvMode::Native`], no Python
 //! process, a few milliseconds) or has the interpreter's `venv` module do it
 //! ([`VenvMode::Stdlib`]). With [`VenvOptions::seed_pip`] it also installs pip, from a per
-//! interpreter cache that `ensurepip` fills once. [`VenvBackend`] serves WSP's backend requests
-//! with it.
+//! interpreter cache that `ensurepip` fills once. [`VenvBackend`] is the WSP backend that
+//! provisions environments with it.
 #![warn(missing_docs)]
 
 mod activate;
+mod backend;
 mod error;
 mod install;
 mod layout;
@@ -15,17 +16,16 @@ mod native;
 mod process;
 mod pyvenv_cfg;
 mod seed;
-mod service;
 mod stdlib;
 
 use std::path::{Path, PathBuf};
 
 use wsp_backend::interpreters::InterpreterInfo;
 
+pub use backend::VenvBackend;
 pub use error::VenvError;
-pub use layout::interpreter_path;
 pub use seed::SeedOutcome;
-pub use service::VenvBackend;
+pub use wsp_backend::venv_layout::interpreter_path;
 
 /// How [`create_venv`] builds an environment.
 #[derive(Debug, Clone, Default)]

@@ -1,16 +1,14 @@
 //! Shared test setup: a local channel over pyenv's 3.11.7 and 3.12.1, a backend reading it, and
-//! helpers to send requests.
+//! helpers to ask it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
-use tower::ServiceExt;
 use url::Url;
 use wsp_backend::interpreters::VersionRequest;
 use wsp_backend::{
-    BackendError, BackendRequest, BackendResponse, DescribeRequest, Description, ProvisionRequest,
-    Provisioned, RunRequest,
+    Backend, BackendError, DescribeRequest, Description, ProvisionRequest, Provisioned, RunRequest,
 };
 use wsp_backend_conda::testing::{build_local_channel, PythonBuild};
 use wsp_backend_conda::{CondaBackend, CondaConfig};
@@ -61,21 +59,6 @@ pub fn backend(channels: &[String], cache_dir: &Path) -> CondaBackend {
     })
 }
 
-/// Sends one request, with the backend's error read back out of the boxed error.
-pub async fn call(
-    backend: &CondaBackend,
-    request: BackendRequest,
-) -> Result<BackendResponse, BackendError> {
-    backend
-        .clone()
-        .oneshot(request)
-        .await
-        .map_err(|error| match error.downcast::<BackendError>() {
-            Ok(error) => *error,
-            Err(error) => panic!("not a BackendError: {error}"),
-        })
-}
-
 pub async fn provision(
     backend: &CondaBackend,
     root: &Path,
@@ -86,23 +69,14 @@ pub async fn provision(
         name: "test".into(),
         python_version: version.parse::<VersionRequest>().unwrap(),
     };
-    match call(backend, BackendRequest::Provision(request)).await? {
-        BackendResponse::Provisioned(provisioned) => Ok(provisioned),
-        other => panic!("unexpected response {other:?}"),
-    }
+    backend.provision(request).await
 }
 
 pub async fn describe(backend: &CondaBackend, root: &Path) -> Description {
     let request = DescribeRequest {
         root: root.to_path_buf(),
     };
-    match call(backend, BackendRequest::Describe(request))
-        .await
-        .unwrap()
-    {
-        BackendResponse::Described(description) => description,
-        other => panic!("unexpected response {other:?}"),
-    }
+    backend.describe(request).await.unwrap()
 }
 
 pub async fn run(
@@ -122,8 +96,5 @@ pub async fn run(
             .collect::<BTreeMap<_, _>>(),
         options: Default::default(),
     };
-    match call(backend, BackendRequest::Run(request)).await.unwrap() {
-        BackendResponse::Ran(result) => result,
-        other => panic!("unexpected response {other:?}"),
-    }
+    backend.run(request).await.unwrap()
 }

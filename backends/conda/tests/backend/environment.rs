@@ -1,9 +1,9 @@
 //! A provisioned prefix: describing it, running in it, removing it.
 
-use wsp_backend::{BackendRequest, BackendResponse, RemoveRequest};
+use wsp_backend::{Backend, ReleaseRequest};
 use wsp_protocol::Package;
 
-use crate::common::{call, describe, provision, run, Fixture};
+use crate::common::{describe, provision, run, Fixture};
 
 fn package(name: &str, version: &str) -> Package {
     Package {
@@ -114,20 +114,19 @@ async fn activation_scripts_and_declared_variables_reach_the_child() {
 }
 
 #[tokio::test]
-async fn remove_deletes_the_prefix() {
+async fn release_leaves_the_prefix_to_the_store() {
     let fixture = Fixture::new();
-    let root = fixture.new_root("remove");
+    let root = fixture.new_root("release");
     provision(&fixture.backend, &root, "3.12").await.unwrap();
-    assert!(root.join("bin/python").exists());
-
-    let request = RemoveRequest { root: root.clone() };
-    let response = call(&fixture.backend, BackendRequest::Remove(request.clone())).await;
-    assert!(matches!(response, Ok(BackendResponse::Removed)));
-    assert!(!root.exists());
-    assert!(fixture.dir.path().join("channel").is_dir());
+    let request = ReleaseRequest {
+        root: root.clone(),
+        environment_id: "env-0123456789ab".into(),
+    };
+    fixture.backend.release(request).await.unwrap();
+    assert!(
+        root.join("bin/python").exists(),
+        "deleting it is the store's job"
+    );
     let cached = std::fs::read_dir(fixture.dir.path().join("cache/pkgs")).unwrap();
     assert!(cached.count() > 0, "the package cache is kept");
-
-    let again = call(&fixture.backend, BackendRequest::Remove(request)).await;
-    assert!(matches!(again, Ok(BackendResponse::Removed)));
 }

@@ -108,6 +108,20 @@ pub struct RunSpec<'a> {
     pub options: RunOptions,
 }
 
+impl<'a> RunSpec<'a> {
+    /// The command of a backend's [`RunRequest`](crate::RunRequest), run under `activation`.
+    pub fn for_request(activation: &'a Activation, request: &'a crate::RunRequest) -> Self {
+        RunSpec {
+            activation,
+            environment_id: &request.environment_id,
+            argv: &request.argv,
+            cwd: &request.cwd,
+            env: &request.env,
+            options: request.options.clone(),
+        }
+    }
+}
+
 /// Runs a command and captures its output, nested inside this process's own
 /// [`ENVIRONMENT_STACK_VAR`] (see [`current_stack`]).
 ///

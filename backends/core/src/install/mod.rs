@@ -28,7 +28,7 @@ use crate::BackendError;
 pub use command::{find_uv, Installer};
 pub use lock::{lock_environment, InstallLock, INSTALL_LOCK_FILE};
 pub use output::MAX_DETAIL_BYTES;
-pub use python::PythonDownloads;
+pub use python::{resolve_python, PythonDownloads};
 
 /// Where an installer looks for packages: the request's fields over the server's defaults.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,6 +1,6 @@
-//! Pythons that are not on the machine: [`PythonDownloads`] wraps a backend and, when a create
-//! asks for a version that no locator finds, installs it with `uv python install` and
-//! provisions again, so the new uv-managed interpreter is found and used.
+//! Pythons that are not on the machine: with [`PythonDownloads`], [`resolve_python`] installs
+//! a version that no locator finds with `uv python install` and resolves again, so a
+//! backend's provision finds and uses the new uv-managed interpreter.
 //!
 //! uv decides where the interpreter comes from and where it goes: its download metadata
 //! (`UV_PYTHON_DOWNLOADS_JSON_URL`, mirrors) and its install directory
@@ -8,74 +8,47 @@
 //! put on `PATH` (`--no-bin`). When uv cannot install the version, the create's answer is the
 //! original "not available" one.
 
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::process::Stdio;
-use std::task::{Context, Poll};
 
-use tower::{BoxError, Service, ServiceExt};
+use crate::backend::BackendError;
+use crate::interpreters::{InterpreterInfo, Inventory, VersionRequest};
 
-use crate::backend::{BackendError, BackendRequest, BackendResponse};
-
-/// A backend that installs a missing Python with uv before giving up on it.
+/// Installs Pythons that no locator finds with uv (`wsp serve --python-downloads`).
 #[derive(Debug, Clone)]
-pub struct PythonDownloads<S> {
-    inner: S,
+pub struct PythonDownloads {
     uv: PathBuf,
 }
 
-impl<S> PythonDownloads<S> {
-    /// `inner`, with missing Pythons installed by the `uv` at `uv`.
-    pub fn new(inner: S, uv: PathBuf) -> Self {
-        PythonDownloads { inner, uv }
+impl PythonDownloads {
+    /// Missing Pythons installed by the `uv` at `uv`.
+    pub fn new(uv: PathBuf) -> Self {
+        PythonDownloads { uv }
     }
 }
 
-type Answer = Pin<Box<dyn Future<Output = Result<BackendResponse, BoxError>> + Send>>;
-
-impl<S> Service<BackendRequest> for PythonDownloads<S>
-where
-    S: Service<BackendRequest, Response = BackendResponse> + Clone + Send + 'static,
-    S::Error: Into<BoxError>,
-    S::Future: Send + 'static,
-{
-    type Response = BackendResponse;
-    type Error = BoxError;
-    type Future = Answer;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx).map_err(Into::into)
+/// The interpreter `inventory` resolves `request` to. When none matches and `downloads` is
+/// given, uv installs the version and the inventory is asked again; when uv cannot install
+/// it, the answer is the first [`BackendError::VersionUnavailable`].
+pub async fn resolve_python(
+    inventory: &Inventory,
+    downloads: Option<&PythonDownloads>,
+    request: &VersionRequest,
+) -> Result<InterpreterInfo, BackendError> {
+    let unavailable = match inventory.resolve(request).await {
+        Ok(interpreter) => return Ok(interpreter),
+        Err(unavailable) => BackendError::from(unavailable),
+    };
+    let (Some(downloads), BackendError::VersionUnavailable { requested, .. }) =
+        (downloads, &unavailable)
+    else {
+        return Err(unavailable);
+    };
+    if let Err(why) = uv_python_install(&downloads.uv, requested).await {
+        tracing::warn!(version = %requested, "uv could not install Python: {why}");
+        return Err(unavailable);
     }
-
-    fn call(&mut self, request: BackendRequest) -> Answer {
-        let BackendRequest::Provision(provision) = &request else {
-            let answer = self.inner.call(request);
-            return Box::pin(async move { answer.await.map_err(Into::into) });
-        };
-        let retry = self.inner.clone();
-        let again = provision.clone();
-        let uv = self.uv.clone();
-        let first = self.inner.call(request);
-        Box::pin(async move {
-            let error = match first.await.map_err(Into::into) {
-                Ok(response) => return Ok(response),
-                Err(error) => error,
-            };
-            let requested = match error.downcast_ref::<BackendError>() {
-                Some(BackendError::VersionUnavailable { requested, .. }) => requested.clone(),
-                _ => return Err(error),
-            };
-            if let Err(why) = uv_python_install(&uv, &requested).await {
-                tracing::warn!(version = %requested, "uv could not install Python: {why}");
-                return Err(error);
-            }
-            retry
-                .oneshot(BackendRequest::Provision(again))
-                .await
-                .map_err(Into::into)
-        })
-    }
+    Ok(inventory.resolve(request).await?)
 }
 
 /// `uv python install --no-config --no-bin <version>`; `Err` holds what uv said.

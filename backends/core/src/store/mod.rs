@@ -47,9 +47,9 @@ use std::sync::Arc;
 
 pub use error::StoreError;
 pub use record::{
-    is_environment_id, new_environment_id, EnvironmentDetails, EnvironmentRecord, ID_PREFIX,
+    is_environment_id, new_environment_id, CommitFacts, EnvironmentRecord, ID_PREFIX,
 };
-pub use removal::{Removal, UseGuard};
+pub use removal::{Leftover, Removal, UseGuard};
 pub use reservation::Reservation;
 pub use sweep::SweepReport;
 

@@ -55,10 +55,10 @@ pub struct EnvironmentRecord {
     pub created_at_unix_ms: u64,
 }
 
-/// What provisioning found out, handed to [`Reservation::commit`](super::Reservation::commit)
+/// What provisioning found out about a new environment, handed to [`Reservation::commit`](super::Reservation::commit)
 /// to complete a reservation into an [`EnvironmentRecord`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct EnvironmentDetails {
+pub struct CommitFacts {
     /// The Python version as the client asked for it.
     pub python_version: String,
     /// The resolved `X.Y.Z`.

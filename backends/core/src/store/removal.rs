@@ -55,15 +55,30 @@ pub struct Removal {
     files: tokio::task::JoinHandle<Option<(PathBuf, io::Error)>>,
 }
 
+/// Files of a removed environment that could not be deleted. They wait for a later
+/// [`sweep`](super::Store::sweep).
+#[derive(Debug)]
+pub struct Leftover {
+    /// The environment's own directory, as its record named it.
+    pub root: PathBuf,
+    /// Where its files sit now: its entry in the trash, or the root itself when it could not
+    /// be moved there.
+    pub path: PathBuf,
+    /// Why they could not be deleted.
+    pub error: io::Error,
+}
+
 impl Removal {
-    /// Waits until the environment's files are deleted. Returns the files that could not be,
-    /// and why: they wait for a later sweep, and the caller should warn, naming the
-    /// directory. The deletion finishes whether or not this is awaited.
-    pub async fn files_deleted(self) -> Option<(PathBuf, io::Error)> {
-        match self.files.await {
-            Ok(leftover) => leftover,
-            Err(error) => Some((self.record.root, io::Error::other(error.to_string()))),
-        }
+    /// Waits until the environment's files are deleted. Returns what could not be, and why:
+    /// the caller should warn, naming both [`Leftover::root`] and [`Leftover::path`]. The
+    /// deletion finishes whether or not this is awaited.
+    pub async fn files_deleted(self) -> Option<Leftover> {
+        let root = self.record.root;
+        let (path, error) = match self.files.await {
+            Ok(leftover) => leftover?,
+            Err(error) => (root.clone(), io::Error::other(error.to_string())),
+        };
+        Some(Leftover { root, path, error })
     }
 }
 

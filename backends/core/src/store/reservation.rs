@@ -13,7 +13,7 @@ use super::error::StoreError;
 use super::index::{Durability, IndexWriter, ReservationEntry, Space};
 use super::layout::{remove_path, rename_if_present, Layout};
 use super::lock::{LockMode, PathLock};
-use super::record::{new_environment_id, now_unix_ms, EnvironmentDetails, EnvironmentRecord};
+use super::record::{new_environment_id, now_unix_ms, CommitFacts, EnvironmentRecord};
 use super::reserve;
 use super::run_blocking;
 
@@ -43,12 +43,9 @@ impl Reservation {
     /// reservation is aborted (its root deleted, the index as before [`reserve`]).
     ///
     /// [`reserve`]: super::Store::reserve
-    pub async fn commit(
-        mut self,
-        details: EnvironmentDetails,
-    ) -> Result<EnvironmentRecord, StoreError> {
+    pub async fn commit(mut self, facts: CommitFacts) -> Result<EnvironmentRecord, StoreError> {
         let pending = self.take_pending()?;
-        run_blocking(move || pending.commit(details)).await
+        run_blocking(move || pending.commit(facts)).await
     }
 
     /// Deletes the root and forgets the reservation; the index ends as it was before
@@ -192,15 +189,15 @@ struct Pending {
 
 impl Pending {
     /// Commits; on error `self` is dropped after the index lock was released, which aborts.
-    fn commit(mut self, details: EnvironmentDetails) -> Result<EnvironmentRecord, StoreError> {
-        let record = self.write_record(details)?;
+    fn commit(mut self, facts: CommitFacts) -> Result<EnvironmentRecord, StoreError> {
+        let record = self.write_record(facts)?;
         if let Some(owner) = self.owner.take() {
             discard_lock(owner);
         }
         Ok(record)
     }
 
-    fn write_record(&self, details: EnvironmentDetails) -> Result<EnvironmentRecord, StoreError> {
+    fn write_record(&self, facts: CommitFacts) -> Result<EnvironmentRecord, StoreError> {
         let layout = &self.layout;
         let id = &self.entry.id;
         let writer = IndexWriter::lock(layout)?;
@@ -224,12 +221,12 @@ impl Pending {
         let record = EnvironmentRecord {
             id: id.clone(),
             name: self.entry.name.clone(),
-            python_version: details.python_version,
-            python_full_version: details.python_full_version,
+            python_version: facts.python_version,
+            python_full_version: facts.python_full_version,
             backend: self.entry.backend.clone(),
             root,
-            interpreter_path: details.interpreter_path,
-            extra: details.extra,
+            interpreter_path: facts.interpreter_path,
+            extra: facts.extra,
             created_at_unix_ms: now_unix_ms(),
         };
         index.environments.push(record.clone());

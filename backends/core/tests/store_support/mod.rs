@@ -6,16 +6,16 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use wsp_backend::store::{EnvironmentDetails, EnvironmentRecord, Store};
+use wsp_backend::store::{CommitFacts, EnvironmentRecord, Store};
 
 /// What the tests write into an environment root before committing it.
 pub const MARKER_CONTENTS: &str = "provisioned completely\n";
 
 /// Provisioning details for an environment whose "interpreter" is a marker file in `root`.
-pub fn details(root: &Path) -> EnvironmentDetails {
+pub fn details(root: &Path) -> CommitFacts {
     let mut extra = serde_json::Map::new();
     extra.insert("backend".into(), "test".into());
-    EnvironmentDetails {
+    CommitFacts {
         python_version: "3.12".into(),
         python_full_version: "3.12.4".into(),
         interpreter_path: root.join("bin").join("python"),

@@ -1,0 +1,119 @@
+//! [`VenvBackend`]: the venv backend, a [`Backend`] that writes venvs with [`create_venv`].
+
+use serde_json::{Map, Value};
+use wsp_backend::install::{resolve_python, Installer, PythonDownloads};
+use wsp_backend::interpreters::Inventory;
+use wsp_backend::{Backend, BackendError, InstallRequest, UninstallRequest};
+use wsp_backend::{ProvisionRequest, Provisioned};
+use wsp_protocol::FailureReason;
+
+use crate::{create_venv, SeedOutcome, VenvMode, VenvOptions};
+
+/// The venv backend: resolves interpreters from an [`Inventory`] and creates virtual
+/// environments with [`create_venv`]; describes, runs and installs as every venv does
+/// ([`wsp_backend::venv_layout`]).
+pub struct VenvBackend {
+    inventory: Inventory,
+    options: VenvOptions,
+    installer: Installer,
+    downloads: Option<PythonDownloads>,
+}
+
+impl VenvBackend {
+    /// A backend resolving interpreters from `inventory` and creating environments with
+    /// `options` (its `prompt` is ignored: each environment's prompt is its name). Packages
+    /// are installed with the first `uv` on `PATH`, else with each environment's own pip.
+    pub fn new(inventory: Inventory, options: VenvOptions) -> Self {
+        VenvBackend {
+            inventory,
+            options,
+            installer: Installer::detect(None),
+            downloads: None,
+        }
+    }
+
+    /// Installs packages with `installer`: `uv pip`, or the environment's own pip (seeded
+    /// from the seed cache into an environment that has none).
+    pub fn with_installer(mut self, installer: Installer) -> Self {
+        self.installer = installer;
+        self
+    }
+
+    /// Installs a requested Python that no locator finds with uv, then uses it.
+    pub fn with_python_downloads(mut self, downloads: PythonDownloads) -> Self {
+        self.downloads = Some(downloads);
+        self
+    }
+
+    /// What installs packages.
+    pub fn installer(&self) -> &Installer {
+        &self.installer
+    }
+
+    /// Seeds pip first when packages are installed with the environment's own pip.
+    async fn ready_to_install(&self, root: &std::path::Path) -> Result<Installer, BackendError> {
+        if self.installer == Installer::Pip {
+            crate::install::ensure_pip(&self.inventory, &self.options, root).await?;
+        }
+        Ok(self.installer.clone())
+    }
+}
+
+impl Backend for VenvBackend {
+    async fn provision(&self, request: ProvisionRequest) -> Result<Provisioned, BackendError> {
+        let interpreter = resolve_python(
+            &self.inventory,
+            self.downloads.as_ref(),
+            &request.python_version,
+        )
+        .await?;
+        let options = VenvOptions {
+            prompt: Some(prompt_for(&request.name)),
+            ..self.options.clone()
+        };
+        let created = create_venv(&request.root, &interpreter, &options)
+            .await
+            .map_err(|error| BackendError::failed(FailureReason::ProvisionFailed, error))?;
+        let mut extra = Map::new();
+        extra.insert(
+            "base_interpreter".to_owned(),
+            Value::String(interpreter.executable.to_string_lossy().into_owned()),
+        );
+        let mode = match options.mode {
+            VenvMode::Native => "native",
+            VenvMode::Stdlib => "stdlib",
+        };
+        extra.insert("venv_writer".to_owned(), Value::String(mode.to_owned()));
+        if let Some(seed) = created.seed {
+            let seed = match seed {
+                SeedOutcome::CacheHit => "cache-hit",
+                SeedOutcome::CacheFilled => "cache-filled",
+                SeedOutcome::Ensurepip => "ensurepip",
+            };
+            extra.insert("pip_seed".to_owned(), Value::String(seed.to_owned()));
+        }
+        Ok(Provisioned {
+            python_full_version: interpreter.version,
+            interpreter_path: created.interpreter_path,
+            extra,
+        })
+    }
+
+    async fn install(&self, request: InstallRequest) -> Result<(), BackendError> {
+        let installer = self.ready_to_install(&request.root).await?;
+        wsp_backend::venv_layout::install(installer, request).await
+    }
+
+    async fn uninstall(&self, request: UninstallRequest) -> Result<(), BackendError> {
+        let installer = self.ready_to_install(&request.root).await?;
+        wsp_backend::venv_layout::uninstall(installer, request).await
+    }
+}
+
+/// The environment's name as a prompt: names may hold any character, prompts no control
+/// characters.
+fn prompt_for(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_control() { '_' } else { c })
+        .collect()
+}

@@ -1,0 +1,38 @@
+//! The conformance kit against the venv backend: natively written venvs, venvs installing with
+//! their own pip, and venvs written by `python -m venv`.
+
+use wsp_backend::install::Installer;
+use wsp_backend_venv::{VenvBackend, VenvMode, VenvOptions};
+use wsp_conformance::{check_backend, BackendUnderTest};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn venv_backend_conforms() {
+    check_backend(BackendUnderTest::new("venv", "3.12", |ctx| {
+        VenvBackend::new(ctx.inventory(), VenvOptions::default())
+    }))
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn venv_backend_installing_with_pip_conforms() {
+    check_backend(BackendUnderTest::new("venv", "3.13", |ctx| {
+        let options = VenvOptions {
+            seed_cache_dir: Some(ctx.state_dir().join("pip-seed")),
+            ..VenvOptions::default()
+        };
+        VenvBackend::new(ctx.inventory(), options).with_installer(Installer::Pip)
+    }))
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn venv_backend_in_stdlib_mode_conforms() {
+    check_backend(BackendUnderTest::new("venv", "3.11", |ctx| {
+        let options = VenvOptions {
+            mode: VenvMode::Stdlib,
+            ..VenvOptions::default()
+        };
+        VenvBackend::new(ctx.inventory(), options)
+    }))
+    .await;
+}
