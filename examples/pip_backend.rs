@@ -1,0 +1,67 @@
+//! A backend written from scratch: environments made by `python -m venv`, with a requirements
+//! list given at startup installed into each by its own pip. Describing, running and installing
+//! are the `Backend` defaults for venvs, so `provision` is all it has to write.
+//!
+//! `cargo run --example pip_backend -- [PIP INSTALL ARGUMENT]...` (say `rich`, or
+//! `--no-index --find-links ./wheels mypkg`) runs the conformance kit against it with those
+//! requirements (Python 3.12 must be installed); `tests/example_backend.rs` runs it in
+//! `cargo test`.
+
+use tokio::process::Command;
+use wsp_backend::interpreters::Inventory;
+use wsp_backend::venv_layout::interpreter_path;
+use wsp_backend::{Backend, BackendError, ProvisionRequest, Provisioned};
+use wsp_conformance::{check_backend, BackendUnderTest};
+use wsp_protocol::FailureReason;
+
+/// `python -m venv` environments over `inventory`'s interpreters, with `requirements`
+/// (arguments of `pip install`) installed into each.
+pub struct PipBackend {
+    pub inventory: Inventory,
+    pub requirements: Vec<String>,
+}
+
+impl Backend for PipBackend {
+    async fn provision(&self, request: ProvisionRequest) -> Result<Provisioned, BackendError> {
+        let base = self.inventory.resolve(&request.python_version).await?;
+        let mut venv = Command::new(&base.executable);
+        run(venv.args(["-m", "venv"]).arg(&request.root)).await?;
+        let python = interpreter_path(&request.root);
+        if !self.requirements.is_empty() {
+            let mut pip = Command::new(&python);
+            pip.args(["-m", "pip", "install", "-q", "--disable-pip-version-check"]);
+            run(pip.args(&self.requirements)).await?;
+        }
+        Ok(Provisioned {
+            python_full_version: base.version,
+            interpreter_path: python,
+            extra: Default::default(),
+        })
+    }
+}
+
+/// Runs `command` (killed if the create is cancelled); a failure says what it printed.
+async fn run(command: &mut Command) -> Result<(), BackendError> {
+    let output = command.kill_on_drop(true).output().await.map_err(|e| {
+        BackendError::caused_by(FailureReason::SpawnFailed, format!("{command:?}"), e)
+    })?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let printed = String::from_utf8_lossy(&output.stderr);
+    let detail = format!("{command:?} failed: {}", printed.trim());
+    Err(BackendError::failed(FailureReason::ProvisionFailed, detail))
+}
+
+/// The backend for the kit, with `requirements`.
+pub fn under_test(requirements: Vec<String>) -> BackendUnderTest {
+    BackendUnderTest::new("pip", "3.12", move |ctx| PipBackend {
+        inventory: ctx.inventory(),
+        requirements: requirements.clone(),
+    })
+}
+
+#[tokio::main]
+async fn main() {
+    check_backend(under_test(std::env::args().skip(1).collect())).await;
+}
