@@ -1,14 +1,14 @@
 //! The backend under test with one step altered, for the checks of the server's own rules
-//! (what a failed or stalled create leaves, the order of installs): one tower service over
-//! every request type, so it wraps any backend.
+//! (what a failed or stalled create leaves, the order of installs). It wraps any backend.
 
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use futures::future::BoxFuture;
 use tokio::sync::{mpsc, Semaphore};
-use wsp_backend::{Answers, BackendError, BackendRequest, BackendStack, BoxBackend, Step};
-use wsp_protocol::FailureReason;
+use wsp_backend::install::{InstallRequest, UninstallRequest};
+use wsp_backend::{Answers, Backend, BackendError, BackendRequest, BackendStack, BoxBackend};
+use wsp_backend::{DescribeRequest, Description, ProvisionRequest, Provisioned};
+use wsp_backend::{ReleaseRequest, RunRequest};
+use wsp_protocol::{ExecuteResult, FailureReason};
 
 /// What changes.
 pub(crate) enum Alteration {
@@ -23,12 +23,20 @@ pub(crate) enum Alteration {
     },
 }
 
+/// The steps an alteration tells apart.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Provision,
+    Install,
+    Other,
+}
+
 impl Alteration {
     /// `backend` with this alteration, ready for the server.
     pub(crate) fn apply(self, backend: BoxBackend) -> BoxBackend {
-        BoxBackend::new(Altered {
+        BoxBackend::from(Altered {
             inner: backend,
-            alteration: Arc::new(self),
+            alteration: self,
         })
     }
 
@@ -55,32 +63,47 @@ impl Alteration {
     }
 }
 
-#[derive(Clone)]
 struct Altered {
     inner: BoxBackend,
-    alteration: Arc<Alteration>,
+    alteration: Alteration,
 }
 
-impl<R> tower::Service<R> for Altered
-where
-    R: BackendRequest,
-    dyn BackendStack: Answers<R>,
-{
-    type Response = R::Response;
-    type Error = BackendError;
-    type Future = BoxFuture<'static, Result<R::Response, BackendError>>;
+impl Altered {
+    /// `request` through the backend under test, the alteration around it.
+    async fn pass<R>(&self, step: Step, request: R) -> Result<R::Response, BackendError>
+    where
+        R: BackendRequest,
+        dyn BackendStack: Answers<R>,
+    {
+        self.alteration.before(step).await?;
+        let answer = self.inner.call(request).await?;
+        self.alteration.after(step).await?;
+        Ok(answer)
+    }
+}
 
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BackendError>> {
-        Poll::Ready(Ok(()))
+impl Backend for Altered {
+    async fn provision(&self, request: ProvisionRequest) -> Result<Provisioned, BackendError> {
+        self.pass(Step::Provision, request).await
     }
 
-    fn call(&mut self, request: R) -> Self::Future {
-        let Altered { inner, alteration } = self.clone();
-        Box::pin(async move {
-            alteration.before(R::STEP).await?;
-            let answer = inner.call(request).await?;
-            alteration.after(R::STEP).await?;
-            Ok(answer)
-        })
+    async fn describe(&self, request: DescribeRequest) -> Result<Description, BackendError> {
+        self.pass(Step::Other, request).await
+    }
+
+    async fn run(&self, request: RunRequest) -> Result<ExecuteResult, BackendError> {
+        self.pass(Step::Other, request).await
+    }
+
+    async fn install(&self, request: InstallRequest) -> Result<(), BackendError> {
+        self.pass(Step::Install, request).await
+    }
+
+    async fn uninstall(&self, request: UninstallRequest) -> Result<(), BackendError> {
+        self.pass(Step::Other, request).await
+    }
+
+    async fn release(&self, request: ReleaseRequest) -> Result<(), BackendError> {
+        self.pass(Step::Other, request).await
     }
 }

@@ -12,6 +12,6 @@ pub mod venv_layout;
 
 pub use backend::{
     Answers, Backend, BackendError, BackendRequest, BackendService, BackendStack, BoxBackend,
-    DescribeRequest, Description, ProvisionRequest, Provisioned, ReleaseRequest, RunRequest, Step,
+    DescribeRequest, Description, ProvisionRequest, Provisioned, ReleaseRequest, RunRequest,
 };
 pub use install::{InstallRequest, UninstallRequest};

@@ -32,6 +32,17 @@ fn provision(root: &Path, name: &str, version: &str) -> ProvisionRequest {
     }
 }
 
+/// Provisions `name` at `version` with the default options into a root that is then removed.
+async fn provision_in_a_fresh_root(
+    name: &str,
+    version: &str,
+) -> Result<wsp_backend::Provisioned, BackendError> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = empty_root(dir.path());
+    let backend = backend(VenvOptions::default());
+    backend.provision(provision(&root, name, version)).await
+}
+
 fn empty_root(dir: &Path) -> PathBuf {
     let root = dir.join("env");
     std::fs::create_dir(&root).expect("root");
@@ -99,10 +110,7 @@ async fn provision_describe_run_and_release() {
 
 #[tokio::test]
 async fn an_unavailable_version_lists_the_available_ones() {
-    let backend = backend(VenvOptions::default());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = empty_root(dir.path());
-    let response = backend.provision(provision(&root, "x", "3.99")).await;
+    let response = provision_in_a_fresh_root("x", "3.99").await;
     let Err(BackendError::VersionUnavailable {
         requested,
         available,
@@ -117,10 +125,7 @@ async fn an_unavailable_version_lists_the_available_ones() {
 
 #[tokio::test]
 async fn python2_fails_as_provision_failed() {
-    let backend = backend(VenvOptions::default());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = empty_root(dir.path());
-    let response = backend.provision(provision(&root, "old", "2.7")).await;
+    let response = provision_in_a_fresh_root("old", "2.7").await;
     let Err(BackendError::Failed { reason, detail, .. }) = response else {
         panic!("{response:?}");
     };

@@ -44,7 +44,7 @@ use crate::venv_layout;
 pub use error::BackendError;
 pub use requests::{
     BackendRequest, DescribeRequest, Description, ProvisionRequest, Provisioned, ReleaseRequest,
-    RunRequest, Step,
+    RunRequest,
 };
 pub use service::{Answers, BackendService, BackendStack, BoxBackend};
 

@@ -10,23 +10,6 @@ use super::{Backend, BackendError};
 use crate::install::{InstallRequest, UninstallRequest};
 use crate::interpreters::{PythonVersion, VersionRequest};
 
-/// The steps of the backend interface, one a [`Backend`] method.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Step {
-    /// [`Backend::provision`].
-    Provision,
-    /// [`Backend::describe`].
-    Describe,
-    /// [`Backend::run`].
-    Run,
-    /// [`Backend::install`].
-    Install,
-    /// [`Backend::uninstall`].
-    Uninstall,
-    /// [`Backend::release`].
-    Release,
-}
-
 /// A request to a backend: its answer type, and the [`Backend`] method that answers it.
 ///
 /// This is what lets one `tower::Service` impl ([`super::BackendService`]) serve every step,
@@ -34,9 +17,6 @@ pub enum Step {
 pub trait BackendRequest: Send + 'static {
     /// What the backend answers.
     type Response: Send + 'static;
-
-    /// Which step this is (for layers that treat steps differently, and for logs).
-    const STEP: Step;
 
     /// Asks `backend` to answer this request.
     fn answer<B: Backend>(
@@ -113,10 +93,9 @@ pub struct ReleaseRequest {
 
 /// `impl BackendRequest for $request`, answered by `Backend::$method` as `$response`.
 macro_rules! answered_by {
-    ($($request:ty => $method:ident -> $response:ty, $step:ident;)*) => {$(
+    ($($request:ty => $method:ident -> $response:ty;)*) => {$(
         impl BackendRequest for $request {
             type Response = $response;
-            const STEP: Step = Step::$step;
 
             fn answer<B: Backend>(
                 self,
@@ -129,10 +108,10 @@ macro_rules! answered_by {
 }
 
 answered_by! {
-    ProvisionRequest => provision -> Provisioned, Provision;
-    DescribeRequest => describe -> Description, Describe;
-    RunRequest => run -> ExecuteResult, Run;
-    InstallRequest => install -> (), Install;
-    UninstallRequest => uninstall -> (), Uninstall;
-    ReleaseRequest => release -> (), Release;
+    ProvisionRequest => provision -> Provisioned;
+    DescribeRequest => describe -> Description;
+    RunRequest => run -> ExecuteResult;
+    InstallRequest => install -> ();
+    UninstallRequest => uninstall -> ();
+    ReleaseRequest => release -> ();
 }
