@@ -45,11 +45,6 @@ impl VenvBackend {
         self
     }
 
-    /// What installs packages.
-    pub fn installer(&self) -> &Installer {
-        &self.installer
-    }
-
     /// Seeds pip first when packages are installed with the environment's own pip.
     async fn ready_to_install(&self, root: &std::path::Path) -> Result<Installer, BackendError> {
         if self.installer == Installer::Pip {
