@@ -12,7 +12,6 @@
 #![warn(missing_docs)]
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use serde_json::Value;
 use wsp_backend::install::{resolve_python, Installer, PythonDownloads};
@@ -83,9 +82,6 @@ impl Backend for UvBackend {
             .arg(&interpreter.executable)
             .arg(&request.root)
             .env("UV_PYTHON_DOWNLOADS", "never")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
             .kill_on_drop(true)
             .output()
             .await
