@@ -273,9 +273,18 @@ async fn undeletable_files_warn_and_are_swept_later() {
     );
     let (_, log) = server.finish().await;
     let leftover_name = leftovers[0].display().to_string();
+    let warning = log
+        .lines()
+        .find(|line| line.contains("could not delete the files"))
+        .unwrap_or_else(|| panic!("a warning about the leftovers: {log}"));
     assert!(
-        log.contains(&leftover_name),
-        "the warning names the directory {leftover_name}: {log}"
+        warning.contains(&leftover_name),
+        "the warning names where the leftovers are, {leftover_name}: {warning}"
+    );
+    assert!(
+        warning.contains(&root.display().to_string()),
+        "the warning names the environment's own directory, {}: {warning}",
+        root.display()
     );
 }
 
