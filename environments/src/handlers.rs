@@ -5,7 +5,7 @@ use wsp_protocol::FailureReason;
 
 use serde_json::{json, Value};
 use wsp_backend::execute::{current_stack, resolve_cwd, OutputSink, RunOptions};
-use wsp_backend::store::{CommitFacts, EnvironmentRecord, Removal, StoreError, UseGuard};
+use wsp_backend::store::{CommitFacts, EnvironmentRecord, Removal, UseGuard};
 use wsp_backend::{DescribeRequest, ProvisionRequest, ReleaseRequest, RunRequest};
 use wsp_protocol::validation::Violation;
 use wsp_protocol::{
@@ -13,24 +13,13 @@ use wsp_protocol::{
     ExecuteParams, ExecuteResult, IdParams,
 };
 
+use super::failure::{backend_error, store_error};
 use super::install::Packages;
 use super::progress::{Progress, Span};
-use super::{backend_error, Environments};
+use super::Environments;
 use wsp_middleware::Notifier;
 
 pub(super) type Answer<T> = Result<T, ErrorObjectOwned>;
-
-fn store_error(e: StoreError) -> ErrorObjectOwned {
-    match e {
-        StoreError::NotFound { id } => error::environment_not_found(&id),
-        StoreError::NameConflict { name } => error::name_conflict(&[Violation::new(
-            "name",
-            "unique",
-            format!("an environment named {name:?} already exists"),
-        )]),
-        other => error::execution_failed(&FailureReason::StateStore, &other.to_string(), None),
-    }
-}
 
 impl Environments {
     pub(super) async fn list(self) -> Answer<Vec<EnvironmentSummary>> {

@@ -16,9 +16,10 @@ use wsp_backend::{InstallRequest, UninstallRequest};
 use wsp_protocol::params::PackageSource;
 use wsp_protocol::{error, EnvironmentDetails, InstallParams, UninstallParams};
 
+use super::failure::{backend_error, execution_failed};
 use super::handlers::{details, Answer};
 use super::progress::{Progress, Span};
-use super::{backend_error, Environments};
+use super::Environments;
 use wsp_middleware::Notifier;
 
 /// One turn at a time per environment, in this process.
@@ -175,6 +176,6 @@ pub(super) fn found(count: usize) -> String {
 async fn lock(root: &Path) -> Answer<wsp_backend::install::InstallLock> {
     lock_environment(root).await.map_err(|e| {
         let detail = format!("cannot take the install lock of {}: {e}", root.display());
-        error::execution_failed(&FailureReason::InstallFailed, &detail, None)
+        execution_failed("install lock", &FailureReason::InstallFailed, &detail, &e)
     })
 }

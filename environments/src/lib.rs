@@ -11,6 +11,7 @@
 
 #![warn(missing_docs)]
 
+mod failure;
 mod handlers;
 mod install;
 mod progress;
@@ -21,9 +22,9 @@ use std::sync::Arc;
 
 use wsp_backend::install::InstallSource;
 use wsp_backend::store::Store;
-use wsp_backend::{BackendError, BoxBackend};
+use wsp_backend::BoxBackend;
+use wsp_protocol::methods;
 use wsp_protocol::schema::MethodSchema;
-use wsp_protocol::{error, methods, ErrorObjectOwned};
 
 use usage::Usage;
 use wsp_middleware::Notifier;
@@ -49,9 +50,9 @@ impl Environments {
     ///
     /// `backend` is any [`Backend`](wsp_backend::Backend), or a [`BoxBackend`] holding one
     /// wrapped in whatever tower layers the caller likes (they need not be `Clone`). A
-    /// [`BackendError`] keeps its meaning; a tower timeout becomes `-31004` with reason
-    /// `timeout`; any other error `-31004` with reason `backend-error`
-    /// ([`BackendError::from_layer`]).
+    /// [`BackendError`](wsp_backend::BackendError) keeps its meaning; a tower timeout becomes
+    /// `-31004` with reason `timeout`; any other error `-31004` with reason `backend-error`
+    /// ([`BackendError::from_layer`](wsp_backend::BackendError::from_layer)).
     pub fn new(
         store: Store,
         backend_name: impl Into<String>,
@@ -159,27 +160,5 @@ impl Environments {
 
     fn backend(&self) -> &BoxBackend {
         &self.inner.backend
-    }
-}
-
-fn backend_error(e: BackendError) -> ErrorObjectOwned {
-    match e {
-        BackendError::VersionUnavailable {
-            requested,
-            available,
-        } => error::python_version_unavailable(&requested, &available),
-        BackendError::Failed {
-            ref reason,
-            ref detail,
-            ..
-        } => {
-            let chain = e.source_chain();
-            if chain.is_empty() {
-                tracing::info!(%reason, detail, "the backend failed");
-            } else {
-                tracing::warn!(%reason, detail, caused_by = ?chain, "the backend failed");
-            }
-            error::execution_failed(reason, detail, None)
-        }
     }
 }

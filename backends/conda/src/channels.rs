@@ -43,9 +43,10 @@ impl ChannelSet {
             .iter()
             .map(|channel| {
                 Channel::from_str(channel, &channel_config).map_err(|error| {
-                    BackendError::failed(
+                    BackendError::caused_by(
                         FailureReason::ChannelUnavailable,
-                        format!("`{channel}` is not a conda channel: {error}"),
+                        format!("`{channel}` is not a conda channel"),
+                        error,
                     )
                 })
             })
@@ -105,13 +106,10 @@ impl ChannelSet {
             .execute()
             .await
             .map_err(|error| {
-                BackendError::failed(
+                BackendError::caused_by(
                     FailureReason::ChannelUnavailable,
-                    format!(
-                        "reading the repodata of {}: {}",
-                        self.urls().join(", "),
-                        error_chain(&error)
-                    ),
+                    format!("reading the repodata of {}", self.urls().join(", ")),
+                    error,
                 )
             })?;
         Ok(output.repodata)
@@ -143,9 +141,10 @@ impl ChannelSet {
 /// Parses a match spec the backend itself wrote.
 pub(crate) fn match_spec(spec: &str) -> Result<MatchSpec, BackendError> {
     MatchSpec::from_str(spec, ParseStrictness::Strict).map_err(|error| {
-        BackendError::failed(
+        BackendError::caused_by(
             FailureReason::ProvisionFailed,
-            format!("invalid match spec `{spec}`: {error}"),
+            format!("invalid match spec `{spec}`"),
+            error,
         )
     })
 }
@@ -154,9 +153,10 @@ pub(crate) fn match_spec(spec: &str) -> Result<MatchSpec, BackendError> {
 fn platform(configured: Option<&str>) -> Result<Subdir, BackendError> {
     match configured {
         Some(name) => Subdir::from_str(name).map_err(|error| {
-            BackendError::failed(
+            BackendError::caused_by(
                 FailureReason::ProvisionFailed,
-                format!("`{name}` is not a conda platform: {error}"),
+                format!("`{name}` is not a conda platform"),
+                error,
             )
         }),
         None => Subdir::current().ok_or_else(|| {
@@ -166,19 +166,4 @@ fn platform(configured: Option<&str>) -> Result<Subdir, BackendError> {
             )
         }),
     }
-}
-
-/// An error with its sources, `: `-separated, for a `detail`.
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }

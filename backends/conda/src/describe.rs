@@ -22,14 +22,21 @@ pub(crate) async fn describe(root: &Path) -> Result<Description, BackendError> {
     let root = root.to_path_buf();
     tokio::task::spawn_blocking(move || describe_blocking(&root))
         .await
-        .map_err(|error| BackendError::failed(FailureReason::DescribeFailed, error))?
+        .map_err(|error| {
+            BackendError::caused_by(
+                FailureReason::DescribeFailed,
+                "describing the prefix",
+                error,
+            )
+        })?
 }
 
 fn describe_blocking(root: &Path) -> Result<Description, BackendError> {
     let failed = |what: &str, error: io::Error| {
-        BackendError::failed(
+        BackendError::caused_by(
             FailureReason::DescribeFailed,
-            format!("reading {what}: {error}"),
+            format!("reading {what}"),
+            error,
         )
     };
     let conda = conda_packages(root).map_err(|error| failed("conda-meta", error))?;

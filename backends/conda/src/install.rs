@@ -17,12 +17,19 @@ use rattler_solve::{SolveError, SolverImpl, SolverTask};
 use wsp_backend::install::{ProgressSink, ProgressStep};
 use wsp_backend::{BackendError, InstallRequest, UninstallRequest};
 
-use crate::channels::{error_chain, ChannelSet};
+use crate::channels::ChannelSet;
 use crate::progress::StepReporter;
 use crate::CondaConfig;
 
 fn failed(detail: impl std::fmt::Display) -> BackendError {
     BackendError::failed(FailureReason::InstallFailed, detail)
+}
+
+fn failed_by(
+    doing: impl std::fmt::Display,
+    error: impl std::error::Error + Send + Sync + 'static,
+) -> BackendError {
+    BackendError::caused_by(FailureReason::InstallFailed, doing, error)
 }
 
 /// Installs `request.packages` (match specs) into the prefix at `request.root`.
@@ -83,7 +90,7 @@ pub(crate) async fn install(
             .map(|solved| solved.records)
     })
     .await
-    .map_err(|error| failed(format!("the solver failed: {error}")))?;
+    .map_err(|error| failed_by("the solver failed", error))?;
     let records = match solution {
         Ok(records) => records,
         Err(SolveError::Unsolvable(reasons)) => {
@@ -93,7 +100,7 @@ pub(crate) async fn install(
                 reasons.join("; ")
             )));
         }
-        Err(error) => return Err(failed(format!("solving: {error}"))),
+        Err(error) => return Err(failed_by("solving", error)),
     };
     step.send(format!("Solved: {} packages", records.len()), Some(30))
         .await;
@@ -174,13 +181,10 @@ async fn apply(
     if let Some(sink) = step.0.clone() {
         installer = installer.with_reporter(StepReporter::new(sink));
     }
-    installer.install(root, records).await.map_err(|error| {
-        failed(format!(
-            "installing into {}: {}",
-            root.display(),
-            error_chain(&error)
-        ))
-    })?;
+    installer
+        .install(root, records)
+        .await
+        .map_err(|error| failed_by(format!("installing into {}", root.display()), error))?;
     Ok(())
 }
 
@@ -189,8 +193,8 @@ async fn installed_records(root: &Path) -> Result<Vec<PrefixRecord>, BackendErro
     let prefix = root.to_owned();
     tokio::task::spawn_blocking(move || PrefixRecord::collect_from_prefix::<PrefixRecord>(&prefix))
         .await
-        .map_err(|error| failed(format!("reading the prefix's records: {error}")))?
-        .map_err(|error| failed(format!("reading {}/conda-meta: {error}", root.display())))
+        .map_err(|error| failed_by("reading the prefix's records", error))?
+        .map_err(|error| failed_by(format!("reading {}/conda-meta", root.display()), error))
 }
 
 fn record_name(record: &PrefixRecord) -> &str {
@@ -200,7 +204,7 @@ fn record_name(record: &PrefixRecord) -> &str {
 /// A client's match spec; it must name one package (no globs).
 fn parse_spec(text: &str) -> Result<MatchSpec, BackendError> {
     let spec = MatchSpec::from_str(text, ParseStrictness::Lenient)
-        .map_err(|error| failed(format!("`{text}` is not a conda match spec: {error}")))?;
+        .map_err(|error| failed_by(format!("`{text}` is not a conda match spec"), error))?;
     if spec_name(&spec).is_none() {
         return Err(failed(format!("`{text}` must name a package")));
     }
@@ -215,10 +219,7 @@ fn spec_name(spec: &MatchSpec) -> Option<String> {
 
 /// Channel and other setup failures of an install are install failures.
 fn into_install_failed(error: BackendError) -> BackendError {
-    match error {
-        BackendError::Failed { detail, .. } => failed(detail),
-        other => other,
-    }
+    error.with_reason(FailureReason::InstallFailed)
 }
 
 /// Where an install's own steps go.

@@ -12,7 +12,7 @@ use rattler_virtual_packages::{VirtualPackageOverrides, VirtualPackages};
 use wsp_backend::interpreters::{PythonVersion, VersionRequest};
 use wsp_backend::{BackendError, ProvisionRequest, Provisioned};
 
-use crate::channels::{error_chain, match_spec, ChannelSet};
+use crate::channels::{match_spec, ChannelSet};
 use crate::CondaConfig;
 
 /// The match spec for a requested Python: `X.Y` is the newest `X.Y.*`, `X.Y.Z` exactly that.
@@ -31,9 +31,10 @@ pub(crate) async fn provision(
     request: &ProvisionRequest,
 ) -> Result<Provisioned, BackendError> {
     let root = std::path::absolute(&request.root).map_err(|error| {
-        BackendError::failed(
+        BackendError::caused_by(
             FailureReason::ProvisionFailed,
-            format!("resolving {}: {error}", request.root.display()),
+            format!("resolving {}", request.root.display()),
+            error,
         )
     })?;
     let channels = ChannelSet::new(config)?;
@@ -75,14 +76,7 @@ pub(crate) async fn provision(
                 }
                 _ => FailureReason::ProvisionFailed,
             };
-            BackendError::failed(
-                reason,
-                format!(
-                    "installing into {}: {}",
-                    root.display(),
-                    error_chain(&error)
-                ),
-            )
+            BackendError::caused_by(reason, format!("installing into {}", root.display()), error)
         })?;
 
     let interpreter_path = interpreter_path(&root)?;
@@ -141,10 +135,7 @@ async fn solve(
     })
     .await
     .map_err(|error| {
-        BackendError::failed(
-            FailureReason::ProvisionFailed,
-            format!("the solver failed: {error}"),
-        )
+        BackendError::caused_by(FailureReason::ProvisionFailed, "the solver failed", error)
     })?;
     match solved {
         Ok(result) => Ok(result.records),
@@ -152,9 +143,10 @@ async fn solve(
             FailureReason::ProvisionFailed,
             format!("`{requested}` cannot be solved: {}", reasons.join("; ")),
         )),
-        Err(error) => Err(BackendError::failed(
+        Err(error) => Err(BackendError::caused_by(
             FailureReason::ProvisionFailed,
-            format!("solving `{requested}`: {error}"),
+            format!("solving `{requested}`"),
+            error,
         )),
     }
 }
@@ -184,12 +176,10 @@ fn interpreter_path(root: &Path) -> Result<PathBuf, BackendError> {
             FailureReason::ProvisionFailed,
             format!("{} is not a file", path.display()),
         )),
-        Err(error) => Err(BackendError::failed(
+        Err(error) => Err(BackendError::caused_by(
             FailureReason::ProvisionFailed,
-            format!(
-                "the installed environment has no usable {}: {error}",
-                path.display()
-            ),
+            format!("the installed environment has no usable {}", path.display()),
+            error,
         )),
     }
 }

@@ -24,14 +24,17 @@ pub async fn describe(root: PathBuf) -> Result<Description, BackendError> {
     let interpreter_path = interpreter_path(&root);
     let installed = tokio::task::spawn_blocking(move || {
         crate::packages::installed_packages(&root).map_err(|e| {
-            BackendError::failed(
+            BackendError::caused_by(
                 FailureReason::DescribeFailed,
-                format!("cannot read the packages of {}: {e}", root.display()),
+                format!("cannot read the packages of {}", root.display()),
+                e,
             )
         })
     })
     .await
-    .map_err(|e| BackendError::failed(FailureReason::DescribeFailed, e))??;
+    .map_err(|e| {
+        BackendError::caused_by(FailureReason::DescribeFailed, "reading the packages", e)
+    })??;
     Ok(Description {
         interpreter_path,
         installed_packages: installed,

@@ -68,7 +68,13 @@ impl Backend for VenvBackend {
         };
         let created = create_venv(&request.root, &interpreter, &options)
             .await
-            .map_err(|error| BackendError::failed(FailureReason::ProvisionFailed, error))?;
+            .map_err(|error| {
+                let doing = format!(
+                    "creating a virtual environment in {}",
+                    request.root.display()
+                );
+                BackendError::caused_by(FailureReason::ProvisionFailed, doing, error)
+            })?;
         let mut extra = Map::new();
         extra.insert(
             "base_interpreter".to_owned(),

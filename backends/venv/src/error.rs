@@ -59,7 +59,7 @@ pub enum VenvError {
     },
     /// A background task running filesystem work was lost (panicked or cancelled).
     #[error("a background task failed: {0}")]
-    Task(String),
+    Task(#[from] tokio::task::JoinError),
 }
 
 impl VenvError {

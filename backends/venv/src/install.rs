@@ -28,23 +28,25 @@ pub(crate) async fn ensure_pip(
     if has_pip {
         return Ok(());
     }
-    let failed = |what: &str, error: &dyn std::fmt::Display| {
-        BackendError::failed(
-            FailureReason::InstallFailed,
-            format!("the environment has no pip, and {what}: {error}"),
-        )
-    };
     // The environment's interpreter describes its base: the executable it resolves to, the
     // version and ABI, which is what the seed cache is keyed by.
     let base = inventory
         .query(&interpreter_path(root))
         .await
-        .map_err(|e| failed("its interpreter cannot be queried", &e))?;
-    let layout = Layout::new(root, &base).map_err(|e| failed("its layout is unusable", &e))?;
+        .map_err(|e| no_pip("its interpreter cannot be queried", e))?;
+    let layout = Layout::new(root, &base).map_err(|e| no_pip("its layout is unusable", e))?;
     let cache = options.seed_cache_dir.as_deref();
     seed::seed(&layout, &base, options.mode, cache)
         .await
-        .map_err(|e| failed("seeding pip failed", &e))?;
+        .map_err(|e| no_pip("seeding pip failed", e))?;
     tracing::debug!(root = %root.display(), "seeded pip to install with it");
     Ok(())
+}
+
+fn no_pip(what: &str, error: impl std::error::Error + Send + Sync + 'static) -> BackendError {
+    BackendError::caused_by(
+        FailureReason::InstallFailed,
+        format!("the environment has no pip, and {what}"),
+        error,
+    )
 }

@@ -109,5 +109,5 @@ pub(crate) async fn write_environment(
     let prompt = prompt.map(str::to_owned);
     tokio::task::spawn_blocking(move || native::create(&layout, &interpreter, prompt.as_deref()))
         .await
-        .map_err(|error| VenvError::Task(error.to_string()))?
+        .map_err(VenvError::Task)?
 }

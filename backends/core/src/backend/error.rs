@@ -1,5 +1,7 @@
-//! [`BackendError`]: why a backend step failed.
+//! [`BackendError`]: why a backend step failed; [`source_chain`] and [`chain_message`]: an
+//! error's causes, for logs and for a failure's `detail`.
 
+use std::error::Error;
 use std::sync::Arc;
 
 use wsp_protocol::FailureReason;
@@ -41,17 +43,34 @@ impl BackendError {
         }
     }
 
-    /// A [`BackendError::Failed`] caused by `source`: `detail` says what was being done, the
-    /// source why it failed (the detail on the wire ends with the source's message).
+    /// A [`BackendError::Failed`] caused by `source`, which it keeps: `doing` says what was
+    /// being done, and the detail on the wire is `doing` followed by the source's
+    /// [`chain_message`], so that it says why even when the source's message leaves its own
+    /// causes out.
     pub fn caused_by(
         reason: FailureReason,
-        detail: impl std::fmt::Display,
-        source: impl std::error::Error + Send + Sync + 'static,
+        doing: impl std::fmt::Display,
+        source: impl Error + Send + Sync + 'static,
     ) -> Self {
         BackendError::Failed {
             reason,
-            detail: format!("{detail}: {source}"),
+            detail: format!("{doing}: {}", chain_message(&source)),
             source: Some(Arc::new(source)),
+        }
+    }
+
+    /// The same failure under `reason` instead (a [`VersionUnavailable`] stays as it is); the
+    /// detail and the source are kept.
+    ///
+    /// [`VersionUnavailable`]: BackendError::VersionUnavailable
+    pub fn with_reason(self, reason: FailureReason) -> Self {
+        match self {
+            BackendError::Failed { detail, source, .. } => BackendError::Failed {
+                reason,
+                detail,
+                source,
+            },
+            other => other,
         }
     }
 
@@ -66,22 +85,43 @@ impl BackendError {
             }
             Err(other) => BackendError::Failed {
                 reason: FailureReason::BackendError,
-                detail: other.to_string(),
+                detail: chain_message(&*other),
                 source: Some(Arc::from(other)),
             },
         }
     }
 
-    /// The error's sources, outermost first, each as its message (for logs).
+    /// The error's sources, outermost first, each as its message (for logs); see
+    /// [`source_chain`].
     pub fn source_chain(&self) -> Vec<String> {
-        let mut chain = Vec::new();
-        let mut next = std::error::Error::source(self);
-        while let Some(error) = next {
-            chain.push(error.to_string());
-            next = error.source();
-        }
-        chain
+        source_chain(self)
     }
+}
+
+/// The messages of `error`'s sources (not of `error` itself), outermost first: what a log
+/// line shows as the chain of causes.
+pub fn source_chain(error: &dyn Error) -> Vec<String> {
+    let mut chain = Vec::new();
+    let mut next = error.source();
+    while let Some(cause) = next {
+        chain.push(cause.to_string());
+        next = cause.source();
+    }
+    chain
+}
+
+/// `error`'s message followed by the message of each of its sources that the text so far does
+/// not already contain, `: `-separated: the whole chain once, whether or not each error's
+/// message repeats its source's.
+pub fn chain_message(error: &dyn Error) -> String {
+    let mut text = error.to_string();
+    for cause in source_chain(error) {
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }
 
 impl From<ResolveError> for BackendError {
@@ -95,5 +135,127 @@ impl From<ResolveError> for BackendError {
                 available,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error whose message may or may not repeat its source's, as real ones do.
+    #[derive(Debug)]
+    struct Layer {
+        message: &'static str,
+        source: Option<Box<Layer>>,
+    }
+
+    impl std::fmt::Display for Layer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.message)
+        }
+    }
+
+    impl Error for Layer {
+        fn source(&self) -> Option<&(dyn Error + 'static)> {
+            self.source
+                .as_deref()
+                .map(|source| source as &(dyn Error + 'static))
+        }
+    }
+
+    fn layers(messages: &[&'static str]) -> Layer {
+        let mut layer = None;
+        for message in messages.iter().rev() {
+            layer = Some(Layer {
+                message,
+                source: layer.map(Box::new),
+            });
+        }
+        layer.expect("at least one message")
+    }
+
+    #[test]
+    fn a_chain_whose_messages_leave_out_their_sources_is_spelled_out_in_full() {
+        let error = layers(&["fetching the repodata", "connecting", "connection refused"]);
+        assert_eq!(
+            chain_message(&error),
+            "fetching the repodata: connecting: connection refused"
+        );
+        assert_eq!(source_chain(&error), ["connecting", "connection refused"]);
+    }
+
+    #[test]
+    fn a_message_that_already_holds_its_source_is_not_repeated() {
+        let error = layers(&["reading index.json: permission denied", "permission denied"]);
+        assert_eq!(
+            chain_message(&error),
+            "reading index.json: permission denied"
+        );
+
+        let error = layers(&[
+            "installing: linking python: file exists",
+            "linking python: file exists",
+            "file exists",
+        ]);
+        assert_eq!(
+            chain_message(&error),
+            "installing: linking python: file exists"
+        );
+
+        let error = layers(&["installing", "linking python: file exists", "file exists"]);
+        assert_eq!(
+            chain_message(&error),
+            "installing: linking python: file exists"
+        );
+    }
+
+    #[test]
+    fn caused_by_keeps_the_source_and_says_why_in_the_detail() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let error = BackendError::caused_by(FailureReason::SpawnFailed, "starting `x`", io);
+        let BackendError::Failed { detail, source, .. } = &error else {
+            panic!("caused_by makes a Failed: {error:?}");
+        };
+        assert_eq!(detail, "starting `x`: no such file");
+        assert!(source.is_some());
+        assert_eq!(error.source_chain(), ["no such file"]);
+
+        let deeper = BackendError::caused_by(
+            FailureReason::ProvisionFailed,
+            "solving",
+            layers(&["the solver failed", "out of memory"]),
+        );
+        assert_eq!(
+            deeper.to_string(),
+            "provision-failed: solving: the solver failed: out of memory"
+        );
+        assert_eq!(
+            deeper.source_chain(),
+            ["the solver failed", "out of memory"]
+        );
+    }
+
+    #[test]
+    fn with_reason_keeps_the_detail_and_the_source() {
+        let io = std::io::Error::other("disk on fire");
+        let error = BackendError::caused_by(FailureReason::ChannelUnavailable, "reading", io)
+            .with_reason(FailureReason::InstallFailed);
+        let BackendError::Failed { reason, detail, .. } = &error else {
+            panic!("still a Failed: {error:?}");
+        };
+        assert_eq!(*reason, FailureReason::InstallFailed);
+        assert_eq!(detail, "reading: disk on fire");
+        assert_eq!(error.source_chain(), ["disk on fire"]);
+    }
+
+    #[test]
+    fn an_error_from_a_layer_keeps_its_chain() {
+        let boxed: tower::BoxError = Box::new(layers(&["the layer failed", "its cause"]));
+        let error = BackendError::from_layer(boxed);
+        assert_eq!(
+            error.to_string(),
+            "backend-error: the layer failed: its cause"
+        );
+        assert_eq!(error.source_chain(), ["the layer failed", "its cause"]);
     }
 }

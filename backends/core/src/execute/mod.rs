@@ -155,9 +155,10 @@ pub async fn run_with_stack(
         None => None,
     };
     let mut containment = contain::Containment::prepare(mode).map_err(|error| {
-        BackendError::failed(
+        BackendError::caused_by(
             FailureReason::SpawnFailed,
-            format!("cannot start `{program}`: cannot contain it: {error}"),
+            format!("cannot start `{program}`: cannot contain it"),
+            error,
         )
     })?;
     let mut setup = child::ChildSetup {
@@ -204,12 +205,10 @@ pub async fn run_with_stack(
         if let Some(failure) = sandbox.as_ref().and_then(sandbox::Prepared::failure) {
             return BackendError::failed(FailureReason::SandboxUnavailable, failure);
         }
-        BackendError::failed(
+        BackendError::caused_by(
             FailureReason::SpawnFailed,
-            format!(
-                "cannot start `{program}` ({}): {error}",
-                executable.display()
-            ),
+            format!("cannot start `{program}` ({})", executable.display()),
+            error,
         )
     })?;
     containment.started(child.id());

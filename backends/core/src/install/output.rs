@@ -67,12 +67,7 @@ pub(super) async fn run_installer(
         reader.finish().await;
     };
     let (ran, ()) = tokio::join!(command, read);
-    let ran = ran.map_err(|error| match error {
-        BackendError::Failed { detail, .. } => {
-            BackendError::failed(FailureReason::InstallFailed, detail)
-        }
-        other => other,
-    })?;
+    let ran = ran.map_err(|error| error.with_reason(FailureReason::InstallFailed))?;
     if ran.exit_code == 0 {
         return Ok(());
     }

@@ -59,6 +59,9 @@ pub enum StoreError {
         path: PathBuf,
         /// What is wrong with it.
         detail: String,
+        /// The parser's error, when it was one that found the file wrong.
+        #[source]
+        source: Option<serde_json::Error>,
     },
 }
 

@@ -79,6 +79,7 @@ impl Index {
         let corrupt = |detail: String| StoreError::Corrupt {
             path: layout.index.clone(),
             detail,
+            source: None,
         };
         let io_error = |error| StoreError::io(format!("reading {}", layout.index.display()), error);
         let Some((file, bytes)) =
@@ -90,7 +91,11 @@ impl Index {
             return Ok(layout.cache.empty());
         };
         let parsed: IndexFile =
-            serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
+            serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
+                path: layout.index.clone(),
+                detail: e.to_string(),
+                source: Some(e),
+            })?;
         if parsed.format != FORMAT && parsed.format != FORMAT_ABSOLUTE_ROOTS {
             return Err(corrupt(format!(
                 "unsupported index format {}",

@@ -194,7 +194,7 @@ where
     tokio::task::spawn_blocking(work).await.map_err(|e| {
         StoreError::io(
             "running store work on the blocking pool",
-            std::io::Error::other(e.to_string()),
+            std::io::Error::other(e),
         )
     })?
 }

@@ -76,7 +76,7 @@ impl Removal {
         let root = self.record.root;
         let (path, error) = match self.files.await {
             Ok(leftover) => leftover?,
-            Err(error) => (root.clone(), io::Error::other(error.to_string())),
+            Err(error) => (root.clone(), io::Error::other(error)),
         };
         Some(Leftover { root, path, error })
     }

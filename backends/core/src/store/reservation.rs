@@ -209,6 +209,7 @@ impl Pending {
             .ok_or_else(|| StoreError::Corrupt {
                 path: layout.index.clone(),
                 detail: format!("the live reservation {id} is missing"),
+                source: None,
             })?;
         let root = layout.root(id);
         if !root.is_dir() {

@@ -78,7 +78,7 @@ pub(crate) async fn seed(
         scripts::write_all(&cached, &layout, &version)
     })
     .await
-    .map_err(|error| VenvError::Task(error.to_string()))??;
+    .map_err(VenvError::Task)??;
     Ok(outcome)
 }
 
@@ -117,7 +117,7 @@ async fn lock(path: PathBuf) -> Result<File, VenvError> {
         Ok(file)
     })
     .await
-    .map_err(|error| VenvError::Task(error.to_string()))?
+    .map_err(VenvError::Task)?
 }
 
 /// Runs `ensurepip` into a scratch environment and moves its site-packages into

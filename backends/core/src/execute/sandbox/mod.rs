@@ -105,6 +105,9 @@ impl Prepared {
     ) -> Result<Self, BackendError> {
         let unavailable =
             |detail: String| BackendError::failed(FailureReason::SandboxUnavailable, detail);
+        let unavailable_by = |doing: &str, error: std::io::Error| {
+            BackendError::caused_by(FailureReason::SandboxUnavailable, doing, error)
+        };
         let abi = enforceable_abi().map_err(|reason| unavailable(reason.to_owned()))?;
         if !mode.contains_new_sessions() {
             return Err(unavailable(format!(
@@ -118,11 +121,11 @@ impl Prepared {
             hidden.push(canonical(path)?);
         }
         let tmp = tmpdir::PrivateTmp::create()
-            .map_err(|error| unavailable(format!("cannot make the private TMPDIR: {error}")))?;
+            .map_err(|error| unavailable_by("cannot make the private TMPDIR", error))?;
         hidden.push(tmp.base().to_path_buf());
         let ruleset = rules::ruleset(abi, &[&root, tmp.path()], &hidden).map_err(unavailable)?;
-        let (failures, report) = child::failure_pipe()
-            .map_err(|error| unavailable(format!("cannot make a pipe: {error}")))?;
+        let (failures, report) =
+            child::failure_pipe().map_err(|error| unavailable_by("cannot make a pipe", error))?;
         Ok(Prepared {
             tmp,
             child: Some(ChildSandbox::new(ruleset, report)),
@@ -154,9 +157,10 @@ impl Prepared {
 
 fn canonical(path: &Path) -> Result<PathBuf, BackendError> {
     path.canonicalize().map_err(|error| {
-        BackendError::failed(
+        BackendError::caused_by(
             FailureReason::SandboxUnavailable,
-            format!("cannot resolve {}: {error}", path.display()),
+            format!("cannot resolve {}", path.display()),
+            error,
         )
     })
 }
