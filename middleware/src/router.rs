@@ -41,10 +41,22 @@ pub type NotificationHandler = Arc<dyn Fn(&Notification) + Send + Sync>;
 /// A method's service, type-erased.
 pub type MethodService = BoxCloneSyncService<Request, Response, Infallible>;
 
-#[derive(Clone)]
 struct Route {
     service: MethodService,
     schema: MethodSchema,
+    /// Its service answered `poll_ready` with ready and has not been called since.
+    ready: bool,
+}
+
+impl Clone for Route {
+    /// A clone of a service must be polled for readiness on its own.
+    fn clone(&self) -> Self {
+        Route {
+            service: self.service.clone(),
+            schema: self.schema.clone(),
+            ready: false,
+        }
+    }
 }
 
 /// Method names bound to services.
@@ -88,6 +100,7 @@ impl Router {
         let route = Route {
             service: BoxCloneSyncService::new(crate::validation::typed::<P, S>(service)),
             schema: MethodSchema::with_result::<R>(P::schema()),
+            ready: false,
         };
         self.routes.insert(method.to_owned(), route);
         self
@@ -107,6 +120,7 @@ impl Router {
         let route = Route {
             service: BoxCloneSyncService::new(service),
             schema,
+            ready: false,
         };
         self.routes.insert(method.to_owned(), route);
         self
@@ -189,8 +203,9 @@ impl Service<Request> for Router {
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         let mut ready = true;
-        for route in self.routes.values_mut() {
-            ready &= route.service.poll_ready(cx).is_ready();
+        for route in self.routes.values_mut().filter(|route| !route.ready) {
+            route.ready = route.service.poll_ready(cx).is_ready();
+            ready &= route.ready;
         }
         if ready {
             Poll::Ready(Ok(()))
@@ -201,7 +216,10 @@ impl Service<Request> for Router {
 
     fn call(&mut self, request: Request) -> Self::Future {
         match self.routes.get_mut(&request.method) {
-            Some(route) => RouterFuture::Routed(route.service.call(request)),
+            Some(route) => {
+                route.ready = false;
+                RouterFuture::Routed(route.service.call(request))
+            }
             None => RouterFuture::Answered(Some(Response::error(
                 request.id,
                 error::method_not_found(&request.method),

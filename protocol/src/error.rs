@@ -49,10 +49,15 @@ pub fn invalid_request(reason: impl std::fmt::Display) -> ErrorObjectOwned {
 
 /// `-32601` naming the method.
 pub fn method_not_found(method: &str) -> ErrorObjectOwned {
-    error(
+    /// `data`, serialized straight from the name (no `Value` in between).
+    #[derive(serde::Serialize)]
+    struct Data<'a> {
+        method: &'a str,
+    }
+    ErrorObjectOwned::owned(
         METHOD_NOT_FOUND,
         format!("Method not found: {method}"),
-        Some(json!({ "method": method })),
+        Some(Data { method }),
     )
 }
 

@@ -72,14 +72,14 @@ pub enum Payload {
 /// by [`parse_payload_via_value`], which decides the outcome.
 pub fn parse_payload(text: &str) -> Payload {
     let fast = if text.trim_start().starts_with('[') {
-        serde_json::from_str::<Vec<ObjectEnvelope<'_>>>(text)
+        serde_json::from_str::<Vec<ObjectEnvelope>>(text)
             .ok()
             .map(|envelopes| match envelopes.is_empty() {
                 true => Payload::EmptyBatch,
                 false => Payload::Batch(envelopes.into_iter().map(|e| e.0.classify()).collect()),
             })
     } else {
-        serde_json::from_str::<ObjectEnvelope<'_>>(text)
+        serde_json::from_str::<ObjectEnvelope>(text)
             .ok()
             .map(|envelope| Payload::Single(envelope.0.classify()))
     };
@@ -89,9 +89,9 @@ pub fn parse_payload(text: &str) -> Payload {
 /// The members of a message object that classification reads; `Some` means present (even as
 /// `null`). Unknown members are ignored.
 #[derive(Deserialize)]
-struct Envelope<'a> {
-    #[serde(default, borrow)]
-    jsonrpc: Option<std::borrow::Cow<'a, str>>,
+struct Envelope {
+    #[serde(default, deserialize_with = "present")]
+    jsonrpc: Option<IsVersion2>,
     #[serde(default, deserialize_with = "present")]
     id: Option<PlainId>,
     #[serde(default, deserialize_with = "present")]
@@ -100,16 +100,39 @@ struct Envelope<'a> {
     params: Option<Value>,
 }
 
+/// Whether a `jsonrpc` string member is `"2.0"`, read without copying it.
+struct IsVersion2(bool);
+
+impl<'de> Deserialize<'de> for IsVersion2 {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct VersionVisitor;
+
+        impl serde::de::Visitor<'_> for VersionVisitor {
+            type Value = IsVersion2;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<IsVersion2, E> {
+                Ok(IsVersion2(s == "2.0"))
+            }
+        }
+
+        deserializer.deserialize_str(VersionVisitor)
+    }
+}
+
 /// An [`Envelope`] read only from a JSON object (a derived `Deserialize` would take an array
 /// as well).
-struct ObjectEnvelope<'a>(Envelope<'a>);
+struct ObjectEnvelope(Envelope);
 
-impl<'de: 'a, 'a> Deserialize<'de> for ObjectEnvelope<'a> {
+impl<'de> Deserialize<'de> for ObjectEnvelope {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ObjectVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        struct ObjectVisitor;
 
-        impl<'de: 'a, 'a> serde::de::Visitor<'de> for ObjectVisitor<'a> {
-            type Value = ObjectEnvelope<'a>;
+        impl<'de> serde::de::Visitor<'de> for ObjectVisitor {
+            type Value = ObjectEnvelope;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON object")
@@ -124,7 +147,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for ObjectEnvelope<'a> {
             }
         }
 
-        deserializer.deserialize_map(ObjectVisitor(std::marker::PhantomData))
+        deserializer.deserialize_map(ObjectVisitor)
     }
 }
 
@@ -177,7 +200,7 @@ where
     T::deserialize(deserializer).map(Some)
 }
 
-impl Envelope<'_> {
+impl Envelope {
     /// The same decisions, in the same order, as [`classify_raw`].
     fn classify(self) -> Incoming {
         let id = self.id.map(|PlainId(id)| id);
@@ -185,7 +208,7 @@ impl Envelope<'_> {
             id: id.clone().unwrap_or(Id::Null),
             reason: reason.to_owned(),
         };
-        if self.jsonrpc.as_deref() != Some("2.0") {
+        if !matches!(self.jsonrpc, Some(IsVersion2(true))) {
             return invalid("`jsonrpc` must be \"2.0\"");
         }
         let Some(method) = self.method else {

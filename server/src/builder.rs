@@ -19,7 +19,7 @@ use std::io;
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures::{Sink, StreamExt};
+use futures::Sink;
 use schemars::JsonSchema;
 use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -262,8 +262,8 @@ impl Server {
             "serving stdio"
         );
         let codec = FrameCodec::with_max_frame_bytes(self.max_frame_bytes);
-        let input = FramedRead::with_capacity(stdin, codec, IO_CHUNK)
-            .take_until(Box::pin(crate::stdio::termination()));
+        let input =
+            crate::stdio::UntilTerminated::new(FramedRead::with_capacity(stdin, codec, IO_CHUNK));
         let mut output = FramedWrite::new(stdout, FrameCodec::new());
         output.set_backpressure_boundary(IO_CHUNK);
         self.serve_transport(input, output).await

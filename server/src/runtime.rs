@@ -18,6 +18,8 @@
 //! - When the input ends (EOF, or a notification the stack answers with `Break`), the stack is
 //!   told; the deadline it returns bounds the rest of the session, writing included.
 
+mod answers;
+
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::future::{poll_fn, Future};
@@ -27,9 +29,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use bytes::Bytes;
-use futures::stream::FuturesUnordered;
 use futures::{Sink, Stream};
-use pin_project::pin_project;
 use tokio::sync::mpsc;
 use tokio::time::Sleep;
 use tower::Service;
@@ -38,6 +38,10 @@ use wsp_protocol::message::{invalid_request_response, parse_error_response};
 use wsp_protocol::{parse_payload, Id, Incoming, Payload, Request, Response};
 
 use crate::codec::Frame;
+use answers::{Answers, Element};
+
+/// Room for messages of a payload kept from one payload to the next.
+const KEPT_MESSAGES: usize = 64;
 
 /// A stream of frames the runtime reads: a transport's input.
 pub trait FrameSource: Stream<Item = io::Result<Frame>> + Unpin {
@@ -113,11 +117,10 @@ where
         output_broken: false,
         unflushed: false,
         output_blocked: false,
-        pending: 0,
-        in_flight: FuturesUnordered::new(),
-        ready: VecDeque::new(),
+        answers: Answers::new(),
         notifications,
         parked: None,
+        messages: VecDeque::new(),
         status: 0,
         closes_at: None,
         options,
@@ -133,23 +136,20 @@ struct Session<S: Service<Request, Response = Response, Error = Infallible>, I, 
     unflushed: bool,
     /// The output did not take more the last time it was asked.
     output_blocked: bool,
-    /// Answers owed for the messages read so far and not yet handed to the output (a batch
-    /// counts each of its answers).
-    pending: usize,
-    in_flight: FuturesUnordered<Answer<S::Future>>,
-    /// Answers ready and not yet in the output, each with the number of answers it holds.
-    ready: VecDeque<(Bytes, usize)>,
+    answers: Answers<S::Future>,
     /// Notifications handlers send; each is written before the answer of its handler.
     notifications: mpsc::Receiver<Bytes>,
     /// The rest of a payload whose next request waits for the stack to be ready.
     parked: Option<Parked<S::Future>>,
+    /// The parked payload's messages not yet dispatched (kept between payloads, so a single
+    /// message costs no allocation).
+    messages: VecDeque<Incoming>,
     status: ExitStatus,
     closes_at: Option<Pin<Box<Sleep>>>,
     options: RuntimeOptions,
 }
 
 struct Parked<F> {
-    messages: VecDeque<Incoming>,
     /// `Some` for a batch: the answers of its elements so far.
     batch: Option<Vec<Element<F>>>,
 }
@@ -165,7 +165,7 @@ where
             if let Some(closes_at) = self.closes_at.as_mut() {
                 if closes_at.as_mut().poll(cx).is_ready() {
                     tracing::warn!(
-                        unanswered = self.in_flight.len(),
+                        unanswered = self.answers.running(),
                         "the end-of-session deadline passed: closing without the rest"
                     );
                     return Poll::Ready(self.status);
@@ -176,8 +176,7 @@ where
             let read = self.read(cx);
             if self.input.is_none()
                 && self.parked.is_none()
-                && self.in_flight.is_empty()
-                && self.ready.is_empty()
+                && self.answers.is_empty()
                 && !self.unflushed
             {
                 return Poll::Ready(self.status);
@@ -190,7 +189,7 @@ where
 
     /// Moves every ready answer into the output while it takes more.
     fn write_answers(&mut self, cx: &mut Context<'_>) -> bool {
-        let mut progressed = self.collect_ready(cx);
+        let mut progressed = self.answers.collect(cx);
         // Every notification queued so far goes first: a handler queues its notifications
         // before its answer is ready, so none of them can come after that answer.
         loop {
@@ -208,15 +207,14 @@ where
                 }
             }
         }
-        while !self.ready.is_empty() {
+        while self.answers.has_ready() {
             if !self.output_can_take(cx) {
                 return progressed;
             }
             progressed = true;
-            let Some((payload, answers)) = self.ready.pop_front() else {
+            let Some(payload) = self.answers.pop_ready() else {
                 break;
             };
-            self.pending -= answers;
             if self.output_broken {
                 continue;
             }
@@ -249,10 +247,6 @@ where
         }
     }
 
-    fn collect_ready(&mut self, cx: &mut Context<'_>) -> bool {
-        collect_ready(&mut self.in_flight, &mut self.ready, &mut self.pending, cx)
-    }
-
     fn flush(&mut self, cx: &mut Context<'_>) {
         if !self.unflushed || self.output_broken {
             self.unflushed = false;
@@ -281,7 +275,7 @@ where
                 }
                 progressed = true;
             }
-            if self.pending >= self.options.max_pending {
+            if self.answers.pending() >= self.options.max_pending {
                 return progressed;
             }
             let Some(input) = self.input.as_mut() else {
@@ -290,7 +284,7 @@ where
             // Answer first when nothing more is buffered and the output takes it: a lone
             // request is answered without waiting for another read. A blocked output doesn't
             // stop reading (the pending bound does), so EOF and `exit` are still seen.
-            if !self.ready.is_empty() && !input.has_buffered() && !self.output_blocked {
+            if self.answers.has_ready() && !input.has_buffered() && !self.output_blocked {
                 return progressed;
             }
             let frame = match Pin::new(input).poll_next(cx) {
@@ -318,18 +312,23 @@ where
 
     fn dispatch_payload(&mut self, text: &str) {
         let parked = match parse_payload(text) {
-            Payload::NotJson(detail) => return self.answer_now(&parse_error_response(&detail)),
-            Payload::EmptyBatch => {
-                return self.answer_now(&invalid_request_response(Id::Null, "an empty batch"))
+            Payload::NotJson(detail) => {
+                return self.answers.answer_now(&parse_error_response(&detail))
             }
-            Payload::Single(message) => Parked {
-                messages: VecDeque::from([message]),
-                batch: None,
-            },
-            Payload::Batch(messages) => Parked {
-                messages: messages.into(),
-                batch: Some(Vec::new()),
-            },
+            Payload::EmptyBatch => {
+                let response = invalid_request_response(Id::Null, "an empty batch");
+                return self.answers.answer_now(&response);
+            }
+            Payload::Single(message) => {
+                self.messages.push_back(message);
+                Parked { batch: None }
+            }
+            Payload::Batch(messages) => {
+                self.messages.extend(messages);
+                Parked {
+                    batch: Some(Vec::new()),
+                }
+            }
         };
         self.parked = Some(parked);
     }
@@ -341,13 +340,13 @@ where
             return true;
         };
         let mut ended = false;
-        while let Some(message) = parked.messages.pop_front() {
+        while let Some(message) = self.messages.pop_front() {
             let element = match message {
                 Incoming::Request(request) => match self.stack.poll_ready(cx) {
                     Poll::Ready(Ok(())) => Element::Call(self.stack.call(request)),
                     Poll::Ready(Err(never)) => match never {},
                     Poll::Pending => {
-                        parked.messages.push_front(Incoming::Request(request));
+                        self.messages.push_front(Incoming::Request(request));
                         return false;
                     }
                 },
@@ -357,7 +356,7 @@ where
                 Incoming::Notification(notification) => {
                     if let std::ops::ControlFlow::Break(status) = self.stack.notify(&notification) {
                         self.status = status;
-                        parked.messages.clear();
+                        self.messages.clear();
                         ended = true;
                     }
                     continue;
@@ -365,35 +364,22 @@ where
             };
             match parked.batch.as_mut() {
                 Some(batch) => batch.push(element),
-                None => {
-                    // Polled before the next message is read: what is answered at once costs
-                    // no more, and what is still running is set up (cancellable) in read order.
-                    self.pending += 1;
-                    self.in_flight.push(Answer::Single(element));
-                    collect_ready(&mut self.in_flight, &mut self.ready, &mut self.pending, cx);
-                }
+                // Polled before the next message is read: what is answered at once costs no
+                // more, and what is still running is set up (cancellable) in read order.
+                None => self.answers.start(element, cx),
             }
         }
+        // A large batch's room is not kept for the single messages that follow.
+        self.messages.shrink_to(KEPT_MESSAGES);
         if let Some(Some(batch)) = self.parked.take().map(|parked| parked.batch) {
             if !batch.is_empty() {
-                let answers = batch.len();
-                self.pending += answers;
-                self.in_flight
-                    .push(Answer::Batch(answers, futures::future::join_all(batch)));
-                self.collect_ready(cx);
+                self.answers.start_batch(batch, cx);
             }
         }
         if ended {
             self.end_input();
         }
         true
-    }
-
-    fn answer_now(&mut self, response: &Response) {
-        if let Some(payload) = encode(response) {
-            self.pending += 1;
-            self.ready.push_back((payload, 1));
-        }
     }
 
     fn end_input(&mut self) {
@@ -403,90 +389,6 @@ where
         if let Some(deadline) = self.stack.input_ended() {
             let deadline = tokio::time::Instant::from_std(deadline.max(Instant::now()));
             self.closes_at = Some(Box::pin(tokio::time::sleep_until(deadline)));
-        }
-    }
-}
-
-/// Polls what is in flight and queues every answer that is ready; whether there was one.
-fn collect_ready<F>(
-    in_flight: &mut FuturesUnordered<Answer<F>>,
-    ready: &mut VecDeque<(Bytes, usize)>,
-    pending: &mut usize,
-    cx: &mut Context<'_>,
-) -> bool
-where
-    F: Future<Output = Result<Response, Infallible>>,
-{
-    let mut any = false;
-    while let Poll::Ready(Some((payload, answers))) = Pin::new(&mut *in_flight).poll_next(cx) {
-        any = true;
-        match payload {
-            Some(payload) => ready.push_back((payload, answers)),
-            None => *pending -= answers,
-        }
-    }
-    any
-}
-
-fn encode(value: &impl serde::Serialize) -> Option<Bytes> {
-    match serde_json::to_vec(value) {
-        Ok(bytes) => Some(Bytes::from(bytes)),
-        Err(e) => {
-            tracing::error!(error = %e, "an answer could not be serialized");
-            None
-        }
-    }
-}
-
-/// The answer to one message: the stack's, or one the runtime knows at once.
-#[pin_project(project = ElementProj)]
-enum Element<F> {
-    Call(#[pin] F),
-    Known(Option<Response>),
-}
-
-impl<F> Future for Element<F>
-where
-    F: Future<Output = Result<Response, Infallible>>,
-{
-    type Output = Response;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
-        match self.project() {
-            ElementProj::Call(future) => future.poll(cx).map(|Ok(response)| response),
-            ElementProj::Known(response) => Poll::Ready(
-                response
-                    .take()
-                    .unwrap_or_else(wsp_middleware::polled_after_completion),
-            ),
-        }
-    }
-}
-
-/// One payload's answer on its way: a message's, or a batch's array.
-#[pin_project(project = AnswerProj)]
-enum Answer<F: Future<Output = Result<Response, Infallible>>> {
-    Single(#[pin] Element<F>),
-    /// A batch's answers, how many, and their futures.
-    Batch(usize, #[pin] futures::future::JoinAll<Element<F>>),
-}
-
-impl<F> Future for Answer<F>
-where
-    F: Future<Output = Result<Response, Infallible>>,
-{
-    /// The payload (`None` if it could not be serialized) and how many answers it holds.
-    type Output = (Option<Bytes>, usize);
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project() {
-            AnswerProj::Single(element) => element.poll(cx).map(|response| (encode(&response), 1)),
-            AnswerProj::Batch(answers, elements) => {
-                let answers = *answers;
-                elements
-                    .poll(cx)
-                    .map(|responses| (encode(&responses), answers))
-            }
         }
     }
 }

@@ -11,14 +11,19 @@
 //! be registered with epoll, or is shared with the shell), and a stdout that is the same pipe
 //! as stderr (non-blocking mode would then reach the log writer too).
 
+use std::future::Future;
 use std::io::{self, IsTerminal};
 use std::os::fd::{AsFd, OwnedFd};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
+use futures::Stream;
+
 use rustix::fs::{fcntl_getfl, fcntl_setfl, fstat, FileType, OFlags};
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use crate::runtime::FrameSource;
 
 /// The server's stdin.
 pub enum Stdin {
@@ -87,6 +92,69 @@ pub async fn termination() {
         signal = name,
         "termination signal: ending the input, draining"
     );
+}
+
+/// How many frames [`UntilTerminated`] reads between two looks at the signals.
+const FRAMES_PER_SIGNAL_CHECK: u32 = 64;
+
+/// A frame source that ends at the first `SIGTERM` or `SIGINT` (see [`termination`]).
+///
+/// The signals are looked at on the first read, whenever the input has nothing more to give,
+/// and every [`FRAMES_PER_SIGNAL_CHECK`] frames in between, rather than before every frame as
+/// `StreamExt::take_until` does: looking at two signals costs more than decoding a frame.
+pub struct UntilTerminated<S> {
+    input: S,
+    /// `None` once a signal came.
+    signal: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    frames_unchecked: u32,
+}
+
+impl<S> UntilTerminated<S> {
+    /// `input` until the first termination signal.
+    pub fn new(input: S) -> Self {
+        UntilTerminated {
+            input,
+            signal: Some(Box::pin(termination())),
+            frames_unchecked: FRAMES_PER_SIGNAL_CHECK,
+        }
+    }
+
+    fn terminated(&mut self, cx: &mut Context<'_>) -> bool {
+        self.frames_unchecked = 0;
+        let Some(signal) = self.signal.as_mut() else {
+            return true;
+        };
+        if signal.as_mut().poll(cx).is_pending() {
+            return false;
+        }
+        self.signal = None;
+        true
+    }
+}
+
+impl<S: Stream + Unpin> Stream for UntilTerminated<S> {
+    type Item = S::Item;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+        let this = self.get_mut();
+        if this.frames_unchecked >= FRAMES_PER_SIGNAL_CHECK && this.terminated(cx) {
+            return Poll::Ready(None);
+        }
+        match Pin::new(&mut this.input).poll_next(cx) {
+            Poll::Ready(item) => {
+                this.frames_unchecked += 1;
+                Poll::Ready(item)
+            }
+            Poll::Pending if this.terminated(cx) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<S: FrameSource> FrameSource for UntilTerminated<S> {
+    fn has_buffered(&self) -> bool {
+        self.signal.is_some() && self.input.has_buffered()
+    }
 }
 
 fn same_file(a: &impl AsFd, b: &impl AsFd) -> bool {

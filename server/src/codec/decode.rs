@@ -242,15 +242,16 @@ impl FrameCodec {
             };
             return Step::NeedInput;
         }
-        let payload = src.split_to(length);
         self.state = State::default();
-        match std::str::from_utf8(&payload) {
-            Ok(text) => Step::Yield(Frame::Payload(text.to_owned())),
-            Err(_) => Step::Yield(invalid(
+        let frame = match std::str::from_utf8(&src[..length]) {
+            Ok(text) => Frame::Payload(text.to_owned()),
+            Err(_) => invalid(
                 header_len.saturating_add(length),
                 DecodeErrorReason::NotUtf8,
-            )),
-        }
+            ),
+        };
+        src.advance(length);
+        Step::Yield(frame)
     }
 
     fn skip_payload(&mut self, src: &mut BytesMut, remaining: u64, kept: usize) -> Step {

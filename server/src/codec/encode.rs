@@ -8,13 +8,28 @@ use tokio_util::codec::Encoder;
 use super::FrameCodec;
 
 fn write_frame(payload: &[u8], dst: &mut BytesMut) {
-    let length = payload.len().to_string();
+    let mut digits = [0u8; 20];
+    let length = decimal(payload.len(), &mut digits);
     let header_len = "Content-Length: ".len() + length.len() + "\r\n\r\n".len();
     dst.reserve(header_len + payload.len());
     dst.put_slice(b"Content-Length: ");
-    dst.put_slice(length.as_bytes());
+    dst.put_slice(length);
     dst.put_slice(b"\r\n\r\n");
     dst.put_slice(payload);
+}
+
+/// `n` in decimal ASCII, written at the end of `digits` (20 digits hold any `u64`).
+fn decimal(mut n: usize, digits: &mut [u8; 20]) -> &[u8] {
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        // `n % 10` is below 10: the cast keeps it whole.
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &digits[start..];
+        }
+    }
 }
 
 impl Encoder<&str> for FrameCodec {
@@ -59,5 +74,13 @@ mod tests {
             &dst[..],
             b"Content-Length: 2\r\n\r\n{}Content-Length: 2\r\n\r\n\xc3\xa9Content-Length: 0\r\n\r\n"
         );
+    }
+
+    #[test]
+    fn lengths_are_plain_decimal() {
+        let mut digits = [0u8; 20];
+        for n in [0, 7, 10, 99, 100, 12_345, usize::MAX] {
+            assert_eq!(decimal(n, &mut digits), n.to_string().as_bytes());
+        }
     }
 }
