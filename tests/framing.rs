@@ -126,3 +126,21 @@ async fn many_frames_in_one_write_and_a_frame_byte_by_byte() {
     }
     assert_eq!(server.recv().await["id"], 51);
 }
+
+/// The server buffers input and output together (it writes its answers while more input is
+/// buffered only in whole pages), so an answer must still go out at once when what is left in
+/// its buffer is the start of a frame whose rest the client sends only later.
+#[tokio::test]
+async fn an_answer_is_not_held_back_behind_a_partial_frame() {
+    let mut server = Server::start(&[]);
+    server.initialize().await;
+    let first = frame(&request(1, "environment/list", json!(null)).to_string());
+    let second = frame(&request(2, "environment/list", json!(null)).to_string());
+    let (head, tail) = second.split_at(second.len() / 2);
+    server.send_raw(&[first.as_slice(), head].concat()).await;
+    let response = server.recv().await;
+    assert_eq!(response["id"], json!(1), "{response}");
+    server.send_raw(tail).await;
+    let response = server.recv().await;
+    assert_eq!(response["id"], json!(2), "{response}");
+}

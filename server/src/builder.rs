@@ -23,21 +23,21 @@ use futures::Sink;
 use schemars::JsonSchema;
 use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio_util::codec::{FramedRead, FramedWrite};
+use tokio_util::codec::FramedRead;
 use tower::{Layer, Service};
 use wsp_middleware::{standard_stack, BoxSession, ExitStatus, LayerPosition, Notify, StackConfig};
 use wsp_protocol::method::Method;
 use wsp_protocol::schema::MethodSchema;
 use wsp_protocol::{Capabilities, ErrorObjectOwned, Notification, Params, Request, Response};
 
-use crate::codec::{FrameCodec, DEFAULT_MAX_FRAME_BYTES};
+use crate::codec::{FrameCodec, FrameWriter, DEFAULT_MAX_FRAME_BYTES};
 use wsp_middleware::notifier::{NotificationQueue, Notifier};
 use wsp_middleware::router::Router;
 
 use crate::capabilities::{self, ServerFacts};
 use crate::runtime::{self, FrameSource, RuntimeOptions};
 
-/// Bytes read or written per system call at most, and the output buffer's backpressure mark.
+/// Bytes read per system call at most.
 const IO_CHUNK: usize = 64 * 1024;
 
 /// Assembles a [`Server`].
@@ -246,8 +246,7 @@ impl Server {
     {
         let codec = FrameCodec::with_max_frame_bytes(self.max_frame_bytes);
         let input = FramedRead::with_capacity(reader, codec, IO_CHUNK);
-        let mut output = FramedWrite::new(writer, FrameCodec::new());
-        output.set_backpressure_boundary(IO_CHUNK);
+        let output = FrameWriter::new(writer);
         self.serve_transport(input, output).await
     }
 
@@ -264,8 +263,7 @@ impl Server {
         let codec = FrameCodec::with_max_frame_bytes(self.max_frame_bytes);
         let input =
             crate::stdio::UntilTerminated::new(FramedRead::with_capacity(stdin, codec, IO_CHUNK));
-        let mut output = FramedWrite::new(stdout, FrameCodec::new());
-        output.set_backpressure_boundary(IO_CHUNK);
+        let output = FrameWriter::new(stdout);
         self.serve_transport(input, output).await
     }
 

@@ -7,7 +7,8 @@ use tokio_util::codec::Encoder;
 
 use super::FrameCodec;
 
-fn write_frame(payload: &[u8], dst: &mut BytesMut) {
+/// Appends one frame, header and payload, to `dst`.
+pub(super) fn write_frame(payload: &[u8], dst: &mut BytesMut) {
     let mut digits = [0u8; 20];
     let length = decimal(payload.len(), &mut digits);
     let header_len = "Content-Length: ".len() + length.len() + "\r\n\r\n".len();

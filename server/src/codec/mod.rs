@@ -1,7 +1,7 @@
 //! Content-Length framing: the first layer above the raw byte stream.
 //!
 //! The runtime wraps stdin in a [`tokio_util::codec::FramedRead`] with a [`FrameCodec`] and stdout in a
-//! [`tokio_util::codec::FramedWrite`] with another. Everything the codec yields is still text: JSON parsing,
+//! [`FrameWriter`] (a [`tokio_util::codec::FramedWrite`] with a `FrameCodec` writes the same frames). Everything the codec yields is still text: JSON parsing,
 //! JSON-RPC validation and the lifecycle all happen above it, in the runtime.
 //!
 //! # Wire format
@@ -73,8 +73,10 @@ mod decode;
 mod encode;
 mod error;
 mod header;
+mod writer;
 
 pub use error::{DecodeError, DecodeErrorReason};
+pub use writer::{FrameWriter, PAGE_BYTES};
 
 use decode::State;
 

@@ -36,6 +36,8 @@ pub(super) struct Answers<F: Future<Output = Result<Response, Infallible>>> {
     in_flight: FuturesUnordered<Answer<F>>,
     /// Answers ready and not yet in the output, each with the number of answers it holds.
     ready: VecDeque<(Bytes, usize)>,
+    /// Their payloads' length.
+    ready_bytes: usize,
     /// The box the next request's answer is polled in.
     spare: Option<Pin<Box<Element<F>>>>,
     encoded: BytesMut,
@@ -47,6 +49,7 @@ impl<F: Future<Output = Result<Response, Infallible>>> Answers<F> {
             pending: 0,
             in_flight: FuturesUnordered::new(),
             ready: VecDeque::new(),
+            ready_bytes: 0,
             spare: None,
             encoded: BytesMut::new(),
         }
@@ -60,6 +63,11 @@ impl<F: Future<Output = Result<Response, Infallible>>> Answers<F> {
     /// Answers still running.
     pub(super) fn running(&self) -> usize {
         self.in_flight.len()
+    }
+
+    /// The size of the ready answers, in bytes.
+    pub(super) fn ready_bytes(&self) -> usize {
+        self.ready_bytes
     }
 
     pub(super) fn has_ready(&self) -> bool {
@@ -123,12 +131,16 @@ impl<F: Future<Output = Result<Response, Infallible>>> Answers<F> {
     pub(super) fn pop_ready(&mut self) -> Option<Bytes> {
         let (payload, answers) = self.ready.pop_front()?;
         self.pending -= answers;
+        self.ready_bytes -= payload.len();
         Some(payload)
     }
 
     fn queue(&mut self, answer: &impl Serialize, answers: usize) {
         match encode(&mut self.encoded, answer) {
-            Some(payload) => self.ready.push_back((payload, answers)),
+            Some(payload) => {
+                self.ready_bytes += payload.len();
+                self.ready.push_back((payload, answers))
+            }
             None => self.pending -= answers,
         }
     }
