@@ -1,8 +1,9 @@
 //! Content-Length framing: the first layer above the raw byte stream.
 //!
 //! The runtime wraps stdin in a [`tokio_util::codec::FramedRead`] with a [`FrameCodec`] and stdout in a
-//! [`FrameWriter`] (a [`tokio_util::codec::FramedWrite`] with a `FrameCodec` writes the same frames). Everything the codec yields is still text: JSON parsing,
-//! JSON-RPC validation and the lifecycle all happen above it, in the runtime.
+//! [`FrameWriter`] (a [`tokio_util::codec::FramedWrite`] with a `FrameCodec` writes the same frames, in
+//! writes of any size). Everything the codec yields is still text: JSON parsing, JSON-RPC validation and
+//! the lifecycle all happen above it, in the runtime.
 //!
 //! # Wire format
 //!
