@@ -100,7 +100,7 @@ const FRAMES_PER_SIGNAL_CHECK: u32 = 64;
 /// A frame source that ends at the first `SIGTERM` or `SIGINT` (see [`termination`]).
 ///
 /// The signals are looked at on the first read, whenever the input has nothing more to give,
-/// and every [`FRAMES_PER_SIGNAL_CHECK`] frames in between, rather than before every frame as
+/// and every 64 frames in between, rather than before every frame as
 /// `StreamExt::take_until` does: looking at two signals costs more than decoding a frame.
 pub struct UntilTerminated<S> {
     input: S,
