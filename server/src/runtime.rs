@@ -12,11 +12,14 @@
 //!   [`RuntimeOptions::max_pending`] answers are owed (read, and not yet handed to the output:
 //!   a batch counts each of its answers), so memory stays bounded whatever the client does, and
 //!   a client that does not read makes the server stop reading once that many wait.
-//! - Answers that are ready are queued together and flushed at once when no more input is
-//!   buffered (so a lone answer is never held back), or once [`RuntimeOptions::flush_bytes`]
-//!   of them wait: the client then reads them, and sends more, while the server works on the
-//!   rest of what it has read (with 64 requests in flight on 2 cores this overlap is worth
-//!   more than the extra writes cost; see BENCHMARKS.md).
+//! - Answers that are ready are queued together and handed to the output when no more input
+//!   is buffered or once [`RuntimeOptions::flush_bytes`] of them wait. While more input is
+//!   buffered the output writes what it finds worth writing (whole pages, for the byte
+//!   transport's `FrameWriter`), so the client reads those answers, and sends more, while the
+//!   server works on the rest of what it has read; the flush comes when the input runs dry or
+//!   the session would otherwise sleep, so a lone answer is never held back. (With 64 requests
+//!   in flight on 2 cores this overlap is worth more than the extra writes cost; see
+//!   BENCHMARKS.md.)
 //! - A batch is answered with one array once all its requests are.
 //! - When the input ends (EOF, or a notification the stack answers with `Break`), the stack is
 //!   told; the deadline it returns bounds the rest of the session, writing included.
