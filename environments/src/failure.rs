@@ -3,9 +3,9 @@
 
 use std::error::Error;
 
-use wsp_backend::backend::{chain_message, source_chain};
 use wsp_backend::store::StoreError;
 use wsp_backend::BackendError;
+use wsp_protocol::error_chain::{chain_message, source_chain};
 use wsp_protocol::validation::Violation;
 use wsp_protocol::{error, ErrorObjectOwned, FailureReason};
 

@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod error_chain;
 pub mod error_code;
 pub mod failure;
 pub mod id;

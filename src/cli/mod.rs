@@ -20,6 +20,7 @@ pub mod serve_args;
 pub mod transport;
 
 use std::io::Write;
+use wsp_protocol::error_chain::chain_message;
 
 use args::{Cli, ClientArgs, Command};
 use commands::{Action, CliError};
@@ -110,16 +111,8 @@ pub fn report(error: &CliError, json: bool) -> i32 {
     let (text, code) = match error {
         CliError::Rpc(rpc) if json => (output::rpc_error_json(rpc), status::RPC_ERROR),
         CliError::Rpc(rpc) => (output::rpc_error(rpc), status::RPC_ERROR),
-        other => (format!("wsp: {}\n", chain(other)), status::FAILURE),
+        other => (format!("wsp: {}\n", chain_message(other)), status::FAILURE),
     };
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
     code
-}
-
-/// `error` and its sources, `: `-separated.
-fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let causes: Vec<String> = std::iter::successors(Some(error), |&e| e.source())
-        .map(ToString::to_string)
-        .collect();
-    causes.join(": ")
 }

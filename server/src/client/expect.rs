@@ -1,7 +1,7 @@
 //! The shorter forms tests and the conformance kit use: each panics where the method it wraps
 //! returns an error, and works on the response's JSON.
 
-use std::error::Error;
+use wsp_protocol::error_chain::chain_message;
 
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -21,7 +21,7 @@ where
     pub async fn send(&mut self, method: &str, params: Value) -> i64 {
         match self.send_request(method, Some(params)).await {
             Ok(id) => id,
-            Err(error) => panic!("cannot send {method}: {}", chain(&error)),
+            Err(error) => panic!("cannot send {method}: {}", chain_message(&error)),
         }
     }
 
@@ -38,7 +38,7 @@ where
         self.notifications = notifications;
         match response {
             Ok(response) => response,
-            Err(error) => panic!("no response to request {id}: {}", chain(&error)),
+            Err(error) => panic!("no response to request {id}: {}", chain_message(&error)),
         }
     }
 
@@ -55,7 +55,7 @@ where
     pub async fn next_response(&mut self) -> Value {
         match self.next_message().await {
             Ok(message) => message,
-            Err(error) => panic!("expected a message: {}", chain(&error)),
+            Err(error) => panic!("expected a message: {}", chain_message(&error)),
         }
     }
 
@@ -96,7 +96,7 @@ where
     pub async fn close(self) -> P::Exit {
         match self.finish().await {
             Ok(exit) => exit,
-            Err(error) => panic!("the server did not end: {}", chain(&error)),
+            Err(error) => panic!("the server did not end: {}", chain_message(&error)),
         }
     }
 }
@@ -109,12 +109,4 @@ pub fn code(error: &Value) -> i64 {
     error["code"]
         .as_i64()
         .unwrap_or_else(|| panic!("not an error object: {error}"))
-}
-
-/// `error` and its sources, `: `-separated.
-fn chain(error: &(dyn Error + 'static)) -> String {
-    let causes: Vec<String> = std::iter::successors(Some(error), |&e| e.source())
-        .map(ToString::to_string)
-        .collect();
-    causes.join(": ")
 }

@@ -1,9 +1,9 @@
-//! [`BackendError`]: why a backend step failed; [`source_chain`] and [`chain_message`]: an
-//! error's causes, for logs and for a failure's `detail`.
+//! [`BackendError`]: why a backend step failed.
 
 use std::error::Error;
 use std::sync::Arc;
 
+use wsp_protocol::error_chain::{chain_message, source_chain};
 use wsp_protocol::FailureReason;
 
 use crate::interpreters::ResolveError;
@@ -96,32 +96,6 @@ impl BackendError {
     pub fn source_chain(&self) -> Vec<String> {
         source_chain(self)
     }
-}
-
-/// The messages of `error`'s sources (not of `error` itself), outermost first: what a log
-/// line shows as the chain of causes.
-pub fn source_chain(error: &dyn Error) -> Vec<String> {
-    let mut chain = Vec::new();
-    let mut next = error.source();
-    while let Some(cause) = next {
-        chain.push(cause.to_string());
-        next = cause.source();
-    }
-    chain
-}
-
-/// `error`'s message followed by the message of each of its sources that the text so far does
-/// not already contain, `: `-separated: the whole chain once, whether or not each error's
-/// message repeats its source's.
-pub fn chain_message(error: &dyn Error) -> String {
-    let mut text = error.to_string();
-    for cause in source_chain(error) {
-        if !text.contains(&cause) {
-            text.push_str(": ");
-            text.push_str(&cause);
-        }
-    }
-    text
 }
 
 impl From<ResolveError> for BackendError {

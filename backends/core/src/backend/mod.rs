@@ -41,7 +41,7 @@ use wsp_protocol::ExecuteResult;
 use crate::install::{InstallRequest, Installer, UninstallRequest};
 use crate::venv_layout;
 
-pub use error::{chain_message, source_chain, BackendError};
+pub use error::BackendError;
 pub use requests::{
     BackendRequest, DescribeRequest, Description, ProvisionRequest, Provisioned, ReleaseRequest,
     RunRequest,
