@@ -90,20 +90,15 @@ impl Router {
 
     /// Binds `method` to a service taking validated params `P`. Its `Ok` is serialized into the
     /// response's `result`, its `Err` sent as the response's `error`.
-    pub fn route<P, S, R>(mut self, method: &str, service: S) -> Self
+    pub fn route<P, S, R>(self, method: &str, service: S) -> Self
     where
         P: Params,
         S: Service<P, Response = R, Error = ErrorObjectOwned> + Clone + Send + Sync + 'static,
         S::Future: Send + 'static,
         R: Serialize + JsonSchema + Send + 'static,
     {
-        let route = Route {
-            service: BoxCloneSyncService::new(crate::validation::typed::<P, S>(service)),
-            schema: MethodSchema::with_result::<R>(P::schema()),
-            ready: false,
-        };
-        self.routes.insert(method.to_owned(), route);
-        self
+        let schema = MethodSchema::with_result::<R>(P::schema());
+        self.route_raw(method, crate::validation::typed::<P, S>(service), schema)
     }
 
     /// Binds `method` to an untyped service; `schema` describes its params and result for the
