@@ -13,43 +13,23 @@
 //! `cargo bench --bench environments`
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
+
+mod support;
+
+use support::{interpreter, run_quietly, runtime};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
-use wsp_backend::interpreters::{InterpreterInfo, Inventory, InventoryConfig};
+use wsp_backend::interpreters::{Inventory, InventoryConfig};
 use wsp_backend::store::{CommitFacts, Store};
 use wsp_conformance::{BackendUnderTest, Client, Fixture};
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime")
-}
-
-fn interpreter(rt: &tokio::runtime::Runtime) -> InterpreterInfo {
-    let inventory = Inventory::new(InventoryConfig::from_env());
-    rt.block_on(inventory.resolve(&"3.12".parse().expect("a version")))
-        .expect("Python 3.12 is installed")
-}
 
 fn venv_backend() -> BackendUnderTest {
     BackendUnderTest::new("venv", "3.12", |ctx| {
         wsp_backend_venv::VenvBackend::new(ctx.inventory(), Default::default())
     })
-}
-
-fn run_quietly(command: &mut Command) {
-    let status = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("runs");
-    assert!(status.success(), "{command:?} failed");
 }
 
 fn timed_in_fresh_dirs(base: &Path, iters: u64, mut create: impl FnMut(&Path)) -> Duration {

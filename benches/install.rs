@@ -13,32 +13,21 @@
 //! `cargo bench --bench install` (uv on `PATH`)
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
+
+mod support;
+
+use support::{interpreter, run_quietly, runtime};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};
 use wsp_backend::install::testing::Distribution;
 use wsp_backend::install::{find_uv, Installer};
-use wsp_backend::interpreters::{InterpreterInfo, Inventory, InventoryConfig};
 use wsp_backend_venv::VenvOptions;
 use wsp_conformance::{BackendUnderTest, Client, Fixture};
 
 const PACKAGES: usize = 10;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime")
-}
-
-fn interpreter(rt: &tokio::runtime::Runtime) -> InterpreterInfo {
-    let inventory = Inventory::new(InventoryConfig::from_env());
-    rt.block_on(inventory.resolve(&"3.12".parse().expect("a version")))
-        .expect("Python 3.12 is installed")
-}
 
 /// Writes the 10 wheels into `dir`; returns their names.
 fn wheels(dir: &Path) -> Vec<String> {
@@ -69,16 +58,6 @@ fn uv_backend() -> BackendUnderTest {
     BackendUnderTest::new("uv", "3.12", |ctx| {
         wsp_backend_uv::UvBackend::new(None, ctx.inventory())
     })
-}
-
-fn run_quietly(command: &mut Command) {
-    let status = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("runs");
-    assert!(status.success(), "{command:?} failed");
 }
 
 /// Times `install` into a fresh environment made by `make` each iteration.
