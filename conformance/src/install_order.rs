@@ -138,8 +138,9 @@ async fn a_delete_waits_for_an_install(f: Fixture) {
 }
 
 /// The `$/progress` values for `token` among `notifications`, checked: they are
-/// `begin`, at least one `report`, `end`, percentages never decreasing.
-fn progress_values(notifications: &[Value], token: &Value) -> Vec<Value> {
+/// `begin` (with a title), at least one `report`, `end`, percentages never decreasing and at
+/// most 100. Panics naming the values otherwise.
+pub fn progress_values(notifications: &[Value], token: &Value) -> Vec<Value> {
     let values: Vec<Value> = notifications
         .iter()
         .filter(|n| n["method"] == "$/progress" && &n["params"]["token"] == token)

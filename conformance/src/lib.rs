@@ -59,6 +59,7 @@ use wsp_backend::interpreters::{Inventory, InventoryConfig};
 use wsp_backend::store::Store;
 use wsp_backend::BoxBackend;
 
+pub use install_order::progress_values;
 pub use wsp_server::client::Client;
 
 use wsp_environments::Environments;
