@@ -16,7 +16,7 @@ use wsp_backend::BackendError;
 
 /// A refusal as the kernel spells it for each kind of attempt.
 fn refused(outcome: &str) -> bool {
-    matches!(outcome, "EACCES" | "EPERM" | "EXDEV")
+    matches!(outcome, "EACCES" | "EPERM" | "EXDEV" | "EROFS")
 }
 
 #[test]
