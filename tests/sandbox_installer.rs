@@ -226,3 +226,34 @@ async fn a_sandboxed_write_into_a_hard_linked_file_does_not_reach_the_cache() {
     let fresh = site_packages(&second).join("wsp_alpha.py");
     assert_eq!(std::fs::read_to_string(&fresh).unwrap(), original);
 }
+
+#[tokio::test]
+async fn a_confined_install_reaches_its_index_and_no_other_port() {
+    for with in With::BOTH {
+        let state = tempfile::tempdir().unwrap();
+        let temp = tempfile::tempdir().unwrap();
+        let files = wheels(&temp.path().join("wheels"));
+        let index = install_support::IndexServer::start(&temp.path().join("index"), &files).await;
+        let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        other.set_nonblocking(true).unwrap();
+        let port = other.local_addr().unwrap().port();
+        let mut server = venv_server(state.path(), with, &["--sandbox", "--seed-pip"]);
+        server.initialize().await;
+        let env = create(&mut server, 1, "indexed").await;
+        let pth = format!(
+            "echo 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=5)' > {}/reach.pth",
+            site_packages(&env).display()
+        );
+        sh(&mut server, 2, &env, true, &pth).await;
+        let params = json!({"id": env["id"], "packages": ["wsp-beta"], "index_url": index.url});
+        let installed = ok(&mut server, 3, "environment/install", params).await;
+        assert!(
+            install_support::version_of(&installed, "wsp-beta").is_some(),
+            "{with:?}: {installed}"
+        );
+        assert!(
+            matches!(other.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "{with:?}: the installer reached a port that is not its index's"
+        );
+    }
+}
