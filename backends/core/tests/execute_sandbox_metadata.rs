@@ -149,3 +149,11 @@ async fn sysv_ipc_is_not_shared_with_the_host_or_between_runs() {
         unsafe { libc::shmctl(segment, libc::IPC_RMID, std::ptr::null_mut()) };
     }
 }
+
+#[test]
+fn as_an_unprivileged_user_too() {
+    execute_sandbox_support::execute_support::rerun_unprivileged(&[
+        "metadata_outside_the_root_cannot_change",
+        "sysv_ipc_is_not_shared_with_the_host_or_between_runs",
+    ]);
+}

@@ -21,7 +21,8 @@ fn marker(layout: &Layout, id: &str) -> Option<PathBuf> {
     is_environment_id(id).then(|| layout.locks.join(format!("{id}.{KIND}")))
 }
 
-/// Records that `id` runs sandboxed code; durable before it returns.
+/// Records that `id` runs sandboxed code; durable before it returns (at once when it is
+/// recorded already).
 pub(crate) fn mark(layout: &Layout, id: &str) -> io::Result<()> {
     let Some(path) = marker(layout, id) else {
         return Err(io::Error::new(
@@ -29,6 +30,9 @@ pub(crate) fn mark(layout: &Layout, id: &str) -> io::Result<()> {
             format!("`{id}` is not an environment id"),
         ));
     };
+    if std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_file()) {
+        return Ok(());
+    }
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let file = std::fs::File::from(rustix::fs::open(&path, flags, Mode::from_raw_mode(0o600))?);
     if !file.metadata()?.is_file() {
