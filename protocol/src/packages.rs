@@ -80,15 +80,11 @@ impl PackageSource {
     }
 }
 
-/// Reads a required `packages` array: 1–[`MAX_PACKAGES`] strings of 1–[`MAX_PACKAGE_LENGTH`]
-/// characters, none starting with `-` (an installer would read it as an option) and none
-/// holding control characters.
+/// Reads a `packages` array (absent or `null` is a violation when `required`): when present,
+/// 1–[`MAX_PACKAGES`] strings of 1–[`MAX_PACKAGE_LENGTH`] characters, none starting with `-` (an
+/// installer would read it as an option) and none holding control characters.
 pub fn read_packages(reader: &mut ParamReader<'_>, required: bool) -> Option<Vec<String>> {
-    let rules = StringArrayRules {
-        min_items: usize::from(required),
-        ..PACKAGES
-    };
-    let packages = reader.bounded_string_array("packages", required, rules);
+    let packages = reader.bounded_string_array("packages", required, PACKAGES);
     reader.constrain(
         "packages",
         json!({"items": {"type": "string", "minLength": 1, "maxLength": MAX_PACKAGE_LENGTH,
