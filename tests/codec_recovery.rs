@@ -115,11 +115,32 @@ fn garbage_glued_to_a_header_ends_before_it() {
 }
 
 #[test]
-fn a_bad_line_before_a_content_length_line_is_dropped_alone() {
-    let mut input = b"garbage\r\n".to_vec();
+fn a_complete_malformed_block_is_skipped_whole_content_length_line_and_all() {
+    let bad = b"bogus\r\nContent-Length: 5\r\n\r\n";
+    let malformed = DecodeErrorReason::MalformedHeaderLine("bogus".into());
+    assert_recovers(bad, invalid(bad.len(), malformed));
+    let bad = b"Content-Length: x\r\nContent-Length: 5\r\n\r\n";
+    let invalid_value = DecodeErrorReason::InvalidContentLength("x".into());
+    assert_recovers(bad, invalid(bad.len(), invalid_value));
+}
+
+#[test]
+fn a_bad_line_of_a_block_found_by_recovery_is_dropped_up_to_the_next_content_length_line() {
+    // A glued `Content-Length:` is only a guess at a frame start: the block it begins may be a
+    // payload's tail followed by the next frame's own header lines.
+    let tail = b"Content-Length: 12\"}}\r\n";
+    let mut input = b"xyz".to_vec();
+    input.extend_from_slice(tail);
     input.extend(frame(GOOD));
-    let malformed = DecodeErrorReason::MalformedHeaderLine("garbage".into());
-    assert_eq!(decode(&input), vec![invalid(9, malformed), payload(GOOD)]);
+    let expected = vec![
+        invalid(3, DecodeErrorReason::Interrupted),
+        invalid(
+            tail.len(),
+            DecodeErrorReason::InvalidContentLength("12\\\"}}".into()),
+        ),
+        payload(GOOD),
+    ];
+    assert_eq!(decode(&input), expected);
 }
 
 #[test]

@@ -36,6 +36,26 @@ async fn malformed_header_blocks_are_skipped_and_logged() {
 }
 
 #[tokio::test]
+async fn a_malformed_block_is_skipped_whole_and_the_next_frame_is_answered() {
+    let mut server = Server::start(&[]);
+    server.initialize().await;
+    // One write: the block and the frame after it arrive together.
+    let mut bytes = b"bogus\r\nContent-Length: 5\r\n\r\n".to_vec();
+    bytes.extend(frame(
+        &request(1, "environment/list", json!(null)).to_string(),
+    ));
+    server.send_raw(&bytes).await;
+    let response = server.recv().await;
+    assert_eq!(response["id"], json!(1), "{response}");
+    assert_eq!(response["result"], json!([]), "{response}");
+    assert_still_serving(&mut server, 2).await;
+    let (status, log) = server.finish().await;
+    assert_eq!(status, 0);
+    assert_eq!(log.matches("decode error").count(), 1, "{log}");
+    assert!(log.contains("bogus"), "{log}");
+}
+
+#[tokio::test]
 async fn header_names_are_case_insensitive_and_other_headers_ignored() {
     let mut server = Server::start(&[]);
     server.initialize().await;

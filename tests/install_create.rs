@@ -75,3 +75,28 @@ async fn a_failed_install_leaves_nothing_and_the_index_unchanged() {
         server.finish().await;
     }
 }
+
+#[tokio::test]
+async fn packages_outside_1_to_1000_are_refused_and_nothing_is_created() {
+    let temp = tempfile::tempdir().unwrap();
+    let state = temp.path().join("state");
+    let mut server = venv_server(&state, With::Uv, &[]);
+    server.initialize().await;
+    let too_many: Vec<String> = (0..1001).map(|i| format!("p{i}")).collect();
+    let cases = [(json!([]), "non_empty"), (json!(too_many), "max_items")];
+    for (id, (packages, rule)) in (1..).zip(cases) {
+        let params = json!({"name": "bounded", "python_version": "3.12", "packages": packages});
+        let (_, answer) = call_collecting(&mut server, id, "environment/create", params).await;
+        assert_eq!(error_code(&answer), -32602, "{answer}");
+        let violations = &answer["error"]["data"]["violations"];
+        assert_eq!(
+            violations,
+            &json!([{"field": "packages", "rule": rule,
+                     "message": violations[0]["message"]}]),
+            "{answer}"
+        );
+    }
+    let listed = ok(&mut server, 9, "environment/list", json!(null)).await;
+    assert_eq!(listed, json!([]));
+    server.finish().await;
+}

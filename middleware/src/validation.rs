@@ -1,7 +1,7 @@
 //! Typed handlers: params validated before the handler runs, results serialized after.
 //!
 //! [`ValidateParams`] is the innermost layer of the stack, between the router and a handler. It
-//! parses the request's `params` with [`Params::from_params`]; a request with invalid params is
+//! parses the request's `params` with [`Params::from_request`]; a request with invalid params is
 //! answered with `-32602` listing every violation and never reaches the handler. A valid request
 //! calls the handler — a `tower::Service<P>` — and turns its `Ok` into a result (a result that
 //! can't be serialized is `-32603`) and its `Err` into that error response.
@@ -163,7 +163,7 @@ where
                 response: Some(Response::error(request.id, e)),
             };
         }
-        match P::from_params(request.params.as_ref()) {
+        match P::from_request(&request) {
             Ok(params) => ResponseFuture::Handling {
                 future: self.inner.call(params),
                 id: Some(request.id),

@@ -47,6 +47,11 @@ enum Repr {
 }
 
 impl NumberId {
+    /// A number whose text is its own rendering.
+    pub(crate) fn from_number(n: Number) -> NumberId {
+        NumberId(Repr::Plain(n))
+    }
+
     /// Reads a number id from its JSON text; `None` unless `text` is exactly one JSON number
     /// (no surrounding whitespace).
     pub fn from_text(text: &str) -> Option<NumberId> {
@@ -145,7 +150,7 @@ impl Serialize for NumberId {
 impl Id {
     /// A number id whose text is the number's own rendering.
     pub(crate) fn from_number(n: Number) -> Id {
-        Id::Number(NumberId(Repr::Plain(n)))
+        Id::Number(NumberId::from_number(n))
     }
 
     /// Reads an id from a raw JSON value, keeping a number's text; `None` when the value can't
@@ -185,6 +190,12 @@ impl<'de> Deserialize<'de> for Id {
         let raw = Box::<RawValue>::deserialize(deserializer)?;
         Id::from_raw(&raw)
             .ok_or_else(|| serde::de::Error::custom("an id must be a string, a number or null"))
+    }
+}
+
+impl From<i64> for NumberId {
+    fn from(n: i64) -> Self {
+        NumberId::from_number(n.into())
     }
 }
 

@@ -23,7 +23,9 @@ pub use error::ErrorObjectOwned;
 pub use error_code::WspErrorCode;
 pub use failure::FailureReason;
 pub use id::Id;
-pub use message::{parse_payload, Incoming, Notification, Payload, Request, Response};
+pub use message::{
+    parse_payload, Incoming, Notification, Payload, Request, Response, WideIntegers,
+};
 pub use params::{
     CreateParams, ExecuteParams, IdParams, InitializeParams, InstallParams, NoParams,
     UninstallParams,

@@ -14,7 +14,9 @@ use crate::error;
 use crate::id::Id;
 
 mod members;
+mod wide;
 use members::RawMembers;
+pub use wide::WideIntegers;
 
 /// A request: it has an id and gets exactly one response.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +27,21 @@ pub struct Request {
     pub method: String,
     /// The `params` member as sent; `None` when absent.
     pub params: Option<Value>,
+    /// The text of `params`' top-level integers that `params` holds only as doubles (beyond
+    /// 64 bits, or `-0`).
+    pub wide_integers: WideIntegers,
+}
+
+impl Request {
+    /// A request whose params hold every top-level integer exactly.
+    pub fn new(id: Id, method: impl Into<String>, params: Option<Value>) -> Self {
+        Request {
+            id,
+            method: method.into(),
+            params,
+            wide_integers: WideIntegers::default(),
+        }
+    }
 }
 
 /// A notification: no id, never answered.
@@ -96,7 +113,7 @@ struct Envelope {
     id: Option<PlainId>,
     #[serde(default, deserialize_with = "present")]
     method: Option<String>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "wide::narrow_params")]
     params: Option<Value>,
 }
 
@@ -215,11 +232,7 @@ impl Envelope {
             return invalid("`method` is missing");
         };
         match id {
-            Some(id) => Incoming::Request(Request {
-                id,
-                method,
-                params: self.params,
-            }),
+            Some(id) => Incoming::Request(Request::new(id, method, self.params)),
             None => Incoming::Notification(Notification {
                 method,
                 params: self.params,
@@ -241,9 +254,10 @@ fn read_id(id: Option<&RawValue>) -> Result<Option<Id>, &'static str> {
 ///
 /// The payload must be JSON as a whole. Each message is then read as raw members (an `id`
 /// keeps its text, members it does not know are skipped unread), and `jsonrpc`, `method` and
-/// `params` are read into values on their own. `params` that no [`Value`] can hold (a number
-/// beyond the range of a double, a lone surrogate escape, nesting past serde_json's depth
-/// limit) make the message invalid, answered `-32600` with its id.
+/// `params` are read into values on their own; the text of a top-level member that is an
+/// integer a [`Value`] holds only as a double is kept in [`Request::wide_integers`]. Other `params` that no
+/// [`Value`] can hold (a number beyond the range of a double, a lone surrogate escape, nesting
+/// past serde_json's depth limit) make the message invalid, answered `-32600` with its id.
 pub fn parse_payload_via_value(text: &str) -> Payload {
     let whole = match serde_json::from_str::<&RawValue>(text) {
         Ok(whole) => whole,
@@ -292,13 +306,18 @@ fn classify_raw(message: &RawValue) -> Incoming {
         Some(Err(_)) => return invalid("`method` must be a string"),
         None => return invalid("`method` is missing"),
     };
-    let params = match members.params.map(|raw| serde_json::from_str(raw.get())) {
-        Some(Ok(params)) => Some(params),
+    let (params, wide_integers) = match members.params.map(wide::read_params) {
+        Some(Ok((params, wide))) => (Some(params), wide),
         Some(Err(e)) => return invalid(&format!("`params` cannot be read: {e}")),
-        None => None,
+        None => (None, WideIntegers::default()),
     };
     match id {
-        Some(id) => Incoming::Request(Request { id, method, params }),
+        Some(id) => Incoming::Request(Request {
+            id,
+            method,
+            params,
+            wide_integers,
+        }),
         None => Incoming::Notification(Notification { method, params }),
     }
 }

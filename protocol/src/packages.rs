@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 
+use crate::message::{Request, WideIntegers};
 use crate::progress::ProgressToken;
 use crate::validation::{type_name, ParamReader, Params, StringArrayRules, Violation};
 
@@ -80,15 +81,11 @@ impl PackageSource {
     }
 }
 
-/// Reads a required `packages` array: 1–[`MAX_PACKAGES`] strings of 1–[`MAX_PACKAGE_LENGTH`]
-/// characters, none starting with `-` (an installer would read it as an option) and none
-/// holding control characters.
+/// Reads a `packages` array (absent or `null` is a violation when `required`): when present,
+/// 1–[`MAX_PACKAGES`] strings of 1–[`MAX_PACKAGE_LENGTH`] characters, none starting with `-` (an
+/// installer would read it as an option) and none holding control characters.
 pub fn read_packages(reader: &mut ParamReader<'_>, required: bool) -> Option<Vec<String>> {
-    let rules = StringArrayRules {
-        min_items: usize::from(required),
-        ..PACKAGES
-    };
-    let packages = reader.bounded_string_array("packages", required, rules);
+    let packages = reader.bounded_string_array("packages", required, PACKAGES);
     reader.constrain(
         "packages",
         json!({"items": {"type": "string", "minLength": 1, "maxLength": MAX_PACKAGE_LENGTH,
@@ -117,13 +114,18 @@ fn check_location(location: &str) -> Result<(), String> {
     }
 }
 
-/// Reads an optional `work_done_token`: a string or an integer.
-pub fn read_work_done_token(reader: &mut ParamReader<'_>) -> Option<ProgressToken> {
-    let value = reader.optional_value(
-        "work_done_token",
-        || json!({"type": ["string", "integer", "null"]}),
-    )?;
-    let token = ProgressToken::from_value(value);
+/// Reads an optional `work_done_token`: a string or an integer of any size, whose text
+/// `wide` holds when a `Value` holds it only as a double (beyond 64 bits, or `-0`).
+pub fn read_work_done_token(
+    reader: &mut ParamReader<'_>,
+    wide: &WideIntegers,
+) -> Option<ProgressToken> {
+    const NAME: &str = "work_done_token";
+    let value = reader.optional_value(NAME, || json!({"type": ["string", "integer", "null"]}))?;
+    let token = match wide.get(NAME) {
+        Some(text) => ProgressToken::from_integer_text(text),
+        None => ProgressToken::from_value(value),
+    };
     if token.is_none() {
         let message = format!(
             "`work_done_token` must be a string or an integer, got {}",
@@ -152,12 +154,22 @@ pub struct InstallParams {
 
 impl Params for InstallParams {
     fn from_params(params: Option<&Value>) -> Result<Self, Vec<Violation>> {
+        InstallParams::read(params, &WideIntegers::default())
+    }
+
+    fn from_request(request: &Request) -> Result<Self, Vec<Violation>> {
+        InstallParams::read(request.params.as_ref(), &request.wide_integers)
+    }
+}
+
+impl InstallParams {
+    fn read(params: Option<&Value>, wide: &WideIntegers) -> Result<Self, Vec<Violation>> {
         let mut reader = ParamReader::new(params, false);
         let id = reader.string("id", 1, None);
         let packages = read_packages(&mut reader, true);
         let source = PackageSource::read(&mut reader);
         let upgrade = reader.optional_bool("upgrade").unwrap_or(false);
-        let work_done_token = read_work_done_token(&mut reader);
+        let work_done_token = read_work_done_token(&mut reader, wide);
         reader.finish(|| {
             Some(InstallParams {
                 id: id?,

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use crate::message::{Request, WideIntegers};
 pub use crate::packages::{InstallParams, PackageSource, UninstallParams};
 use crate::progress::ProgressToken;
 use crate::python_version::VersionRequest;
@@ -62,6 +63,16 @@ pub struct CreateParams {
 
 impl Params for CreateParams {
     fn from_params(params: Option<&Value>) -> Result<Self, Vec<Violation>> {
+        CreateParams::read(params, &WideIntegers::default())
+    }
+
+    fn from_request(request: &Request) -> Result<Self, Vec<Violation>> {
+        CreateParams::read(request.params.as_ref(), &request.wide_integers)
+    }
+}
+
+impl CreateParams {
+    fn read(params: Option<&Value>, wide: &WideIntegers) -> Result<Self, Vec<Violation>> {
         let mut reader = ParamReader::new(params, false);
         let name = reader.string("name", 1, Some(64));
         let python_version = reader.string("python_version", 1, None);
@@ -80,7 +91,7 @@ impl Params for CreateParams {
         });
         let packages = crate::packages::read_packages(&mut reader, false).unwrap_or_default();
         let source = PackageSource::read(&mut reader);
-        let work_done_token = crate::packages::read_work_done_token(&mut reader);
+        let work_done_token = crate::packages::read_work_done_token(&mut reader, wide);
         reader.finish(|| {
             Some(CreateParams {
                 name: name?,

@@ -9,6 +9,8 @@ use std::cell::RefCell;
 
 use serde_json::{json, Map, Value};
 
+use crate::message::Request;
+
 /// One violated rule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Violation {
@@ -35,6 +37,13 @@ impl Violation {
 pub trait Params: Sized + Send + 'static {
     /// Parses and validates. `None` is an absent `params` member.
     fn from_params(params: Option<&Value>) -> Result<Self, Vec<Violation>>;
+
+    /// Parses and validates a request's params: [`Params::from_params`] of `request.params`,
+    /// unless the type also reads [`Request::wide_integers`] (the exact text of top-level
+    /// integers beyond 64 bits, which `params` holds only as doubles).
+    fn from_request(request: &Request) -> Result<Self, Vec<Violation>> {
+        Self::from_params(request.params.as_ref())
+    }
 
     /// The JSON Schema of the params, recorded from [`Params::from_params`] itself (see
     /// [`recorded_schema`]): the rules are declared once, where they are checked.

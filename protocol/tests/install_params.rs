@@ -111,11 +111,15 @@ fn create_takes_packages_optionally() {
     assert_eq!(with.packages, ["demo"]);
     assert_eq!(with.source.find_links, ["/w"]);
     assert_eq!(with.work_done_token, Some(ProgressToken::Number(7.into())));
-    let empty = CreateParams::from_params(Some(
-        &json!({"name": "a", "python_version": "3.12", "packages": []}),
+    let null = CreateParams::from_params(Some(
+        &json!({"name": "a", "python_version": "3.12", "packages": null}),
     ))
     .unwrap();
-    assert!(empty.packages.is_empty());
+    assert!(null.packages.is_empty());
+    assert_eq!(
+        violations::<CreateParams>(json!({"name": "a", "python_version": "3.12", "packages": []})),
+        vec![pair("packages", "non_empty")]
+    );
     assert_eq!(
         violations::<CreateParams>(json!({
             "name": "", "python_version": "3.12", "packages": ["-e ."], "index_url": "/not/url",

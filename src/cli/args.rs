@@ -47,8 +47,10 @@ pub enum Command {
         #[arg(long, value_name = "X.Y")]
         python: String,
         /// A package to install before the environment is committed (a PEP 508 requirement,
-        /// a wheel's path, or a conda match spec); repeatable.
-        #[arg(short = 'p', long = "package", value_name = "PKG")]
+        /// a distribution's or a project's path, or a conda match spec); repeatable. A relative
+        /// path is taken from the current directory.
+        #[arg(short = 'p', long = "package", value_name = "PKG",
+              value_parser = super::local_paths::parse_package)]
         packages: Vec<String>,
         /// Where to look for the packages.
         #[command(flatten)]
@@ -105,8 +107,9 @@ pub enum Command {
 pub struct InstallArgs {
     /// An environment id, or a name.
     pub target: String,
-    /// PEP 508 requirements or distribution paths (conda: match specs).
-    #[arg(required = true, value_name = "PKG")]
+    /// PEP 508 requirements or paths of distributions or projects (conda: match specs). A
+    /// relative path is taken from the current directory.
+    #[arg(required = true, value_name = "PKG", value_parser = super::local_paths::parse_package)]
     pub packages: Vec<String>,
     /// Install the newest versions that satisfy the requirements, even over installed ones.
     #[arg(long, short = 'U')]

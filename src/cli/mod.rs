@@ -14,6 +14,7 @@
 pub mod args;
 pub mod commands;
 pub mod exec;
+pub mod local_paths;
 pub mod output;
 pub mod progress;
 pub mod serve_args;

@@ -12,11 +12,7 @@ use wsp_protocol::{error, methods, Id, Request, Response};
 
 /// A request with a numeric id.
 pub fn request(id: i64, method: &str, params: Option<Value>) -> Request {
-    Request {
-        id: Id::from(id),
-        method: method.to_owned(),
-        params,
-    }
+    Request::new(Id::from(id), method, params)
 }
 
 /// Valid `initialize` params.

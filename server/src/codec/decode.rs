@@ -23,8 +23,12 @@ const RESERVED_AHEAD: usize = 1024 * 1024;
 /// Where the decoder is in the stream. The buffer always starts at the state's current position.
 #[derive(Debug, Clone)]
 pub(super) enum State {
-    /// Between frames or inside a header block; no end of the block starts before `search_from`.
-    Header { search_from: usize },
+    /// Between frames or inside a header block that begins at `start`; no end of the block starts
+    /// before `search_from`.
+    Header {
+        search_from: usize,
+        start: BlockStart,
+    },
     /// Dropping a header block that grew past [`MAX_HEADER_BYTES`]; `discarded` bytes of it are gone,
     /// and no end of it starts before `search_from`.
     DiscardingHeader {
@@ -43,9 +47,31 @@ pub(super) enum State {
     SkippingPayload { remaining: u64, kept: usize },
 }
 
+/// Where the header block being read begins, which decides how much of it a bad line costs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum BlockStart {
+    /// At a frame boundary: the start of the input, or where a frame or a dropped block ended. A
+    /// complete malformed block starting here is dropped whole, its `\r\n\r\n` included.
+    Boundary,
+    /// At a `Content-Length:` that recovery found among other bytes (glued to them, or a frame
+    /// header inside a payload), or at a line of such a block. The block may hold the next frame's
+    /// header lines after a bad line, so it is dropped only up to its next `Content-Length:` line.
+    Resync,
+}
+
+impl State {
+    /// A header block that begins at `start`, not yet scanned.
+    fn header_at(start: BlockStart) -> Self {
+        State::Header {
+            search_from: 0,
+            start,
+        }
+    }
+}
+
 impl Default for State {
     fn default() -> Self {
-        State::Header { search_from: 0 }
+        State::header_at(BlockStart::Boundary)
     }
 }
 
@@ -89,7 +115,7 @@ impl FrameCodec {
     fn next_frame(&mut self, src: &mut BytesMut) -> Option<Frame> {
         loop {
             let step = match self.state {
-                State::Header { search_from } => self.read_header(src, search_from),
+                State::Header { search_from, start } => self.read_header(src, search_from, start),
                 State::DiscardingHeader {
                     discarded,
                     search_from,
@@ -111,7 +137,7 @@ impl FrameCodec {
         }
     }
 
-    fn read_header(&mut self, src: &mut BytesMut, search_from: usize) -> Step {
+    fn read_header(&mut self, src: &mut BytesMut, search_from: usize, start: BlockStart) -> Step {
         if search_from == 0 {
             let blanks = src
                 .iter()
@@ -125,6 +151,7 @@ impl FrameCodec {
             Err(resume) if src.len() < TOO_LARGE_AFTER => {
                 self.state = State::Header {
                     search_from: if src.is_empty() { 0 } else { resume },
+                    start,
                 };
                 return Step::NeedInput;
             }
@@ -140,14 +167,15 @@ impl FrameCodec {
             }
         };
         let terminator_at = match end {
-            BlockEnd::NextFrame(start) => {
-                src.advance(start);
-                let reason = if start > MAX_HEADER_BYTES {
+            BlockEnd::NextFrame(next) => {
+                src.advance(next);
+                self.state = State::header_at(BlockStart::Resync);
+                let reason = if next > MAX_HEADER_BYTES {
                     DecodeErrorReason::HeaderTooLarge
                 } else {
                     DecodeErrorReason::Interrupted
                 };
-                return Step::Yield(invalid(start, reason));
+                return Step::Yield(invalid(next, reason));
             }
             BlockEnd::Terminator(at) => at,
         };
@@ -162,10 +190,16 @@ impl FrameCodec {
                 self.start_payload(src, header_len, length)
             }
             Err(bad) => {
-                let discarded = bad.resume_at.unwrap_or(header_len);
+                let resume_at = bad.resume_at.filter(|_| start == BlockStart::Resync);
+                let discarded = resume_at.unwrap_or(header_len);
                 src.advance(discarded);
                 self.state = State::Header {
                     search_from: terminator_at.saturating_sub(discarded),
+                    start: if resume_at.is_some() {
+                        BlockStart::Resync
+                    } else {
+                        BlockStart::Boundary
+                    },
                 };
                 Step::Yield(invalid(discarded, bad.reason))
             }
@@ -203,7 +237,12 @@ impl FrameCodec {
     fn discard_header(&mut self, src: &mut BytesMut, discarded: usize, search_from: usize) -> Step {
         let end = match find_block_end(src, search_from, false) {
             Ok(BlockEnd::Terminator(at)) => at + TERMINATOR.len(),
-            Ok(BlockEnd::NextFrame(start)) => start,
+            Ok(BlockEnd::NextFrame(next)) => {
+                src.advance(next);
+                self.state = State::header_at(BlockStart::Resync);
+                let total = discarded.saturating_add(next);
+                return Step::Yield(invalid(total, DecodeErrorReason::HeaderTooLarge));
+            }
             Err(resume) => {
                 let dropped = src.len() - kept_while_discarding(src, resume);
                 src.advance(dropped);
@@ -228,10 +267,10 @@ impl FrameCodec {
         scanned: usize,
     ) -> Step {
         let available = src.len().min(length);
-        if let Some(start) = find_frame_header(src, scanned, available) {
-            src.advance(start);
-            self.state = State::default();
-            let discarded = header_len.saturating_add(start);
+        if let Some(next) = find_frame_header(src, scanned, available) {
+            src.advance(next);
+            self.state = State::header_at(BlockStart::Resync);
+            let discarded = header_len.saturating_add(next);
             return Step::Yield(invalid(discarded, DecodeErrorReason::Interrupted));
         }
         if src.len() < length {
@@ -259,9 +298,10 @@ impl FrameCodec {
         let taken = usize::try_from(remaining).map_or(fresh, |remaining| remaining.min(fresh));
         let end = kept + taken;
         self.state = State::default();
-        if let Some(start) = find_frame_header(src, kept, end) {
+        if let Some(next) = find_frame_header(src, kept, end) {
             // The announced length was wrong: the sender's next frame starts here.
-            src.advance(start);
+            src.advance(next);
+            self.state = State::header_at(BlockStart::Resync);
             return Step::Continue;
         }
         // `taken` is at most `remaining`, so this cannot underflow.

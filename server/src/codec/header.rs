@@ -10,8 +10,9 @@ const EXCERPT_BYTES: usize = 64;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct BadBlock {
     pub(super) reason: DecodeErrorReason,
-    /// Start of the first line after the offending one that begins with `Content-Length:`, if any:
-    /// the lines before it are garbage, not this frame's headers.
+    /// Start of the first line after the offending one that begins with `Content-Length:`, if any.
+    /// In a block that recovery began, the lines before it are garbage, not a frame's headers; a
+    /// block that starts at a frame boundary is dropped whole instead.
     pub(super) resume_at: Option<usize>,
 }
 

@@ -18,9 +18,11 @@
 //! the first `Err`, and a server must keep reading after bad input. Each [`DecodeError`] says how many
 //! bytes it made the decoder drop and why; the runtime logs it to stderr (the codec itself logs nothing).
 //!
-//! After bad input, decoding resumes at the next *plausible frame boundary*: a `Content-Length:` (name
-//! matched ASCII-case-insensitively). A corrupted frame so costs at most itself and the frame right after
-//! it. Where such a `Content-Length:` counts as a boundary:
+//! After a complete malformed header block, decoding resumes after its `\r\n\r\n`. Where no terminator
+//! delimits the bad bytes (it is missing, or the bytes are inside a payload), decoding resumes at the next
+//! *plausible frame boundary*: a `Content-Length:` (name matched ASCII-case-insensitively). A corrupted
+//! frame so costs at most itself and the frame right after it. Where such a `Content-Length:` counts as a
+//! boundary:
 //!
 //! - **Glued to other bytes.** A `Content-Length:` preceded on its line by anything (anything but the
 //!   `\r\n` that ends a previous header line) always starts a new frame, wherever it appears while a
@@ -28,11 +30,16 @@
 //!   [`Interrupted`](DecodeErrorReason::Interrupted) (or [`HeaderTooLarge`](DecodeErrorReason::HeaderTooLarge)
 //!   if there are more than [`MAX_HEADER_BYTES`] of them). This is what a `Content-Length` that was too
 //!   short leaves behind: the tail of its payload, then the next frame's header with no line break between.
-//! - **At the start of a line after a bad line.** When a line of a header block is malformed (no `:`,
-//!   nothing before it, or a `Content-Length` value that is not a number), the block is dropped up to the
-//!   next of its lines that starts with `Content-Length:`, and decoding resumes there. A block without
-//!   such a line, or whose `Content-Length` headers conflict, is dropped whole, `\r\n\r\n` included.
-//!   A `Content-Length:` at a line start before any bad line is one of the block's own headers.
+//! - **At the start of a line after a bad line, in a block recovery began.** A complete malformed header
+//!   block that starts at a frame boundary (the start of the input, or where a frame or a dropped block
+//!   ended) is dropped whole, `\r\n\r\n` included, whatever its lines are: `bogus\r\nContent-Length:
+//!   5\r\n\r\n` is one malformed block, and decoding resumes after it. A block that begins at a
+//!   `Content-Length:` found by recovery (one of the two other kinds of boundary) may be the tail of a
+//!   payload followed by the next frame's own header lines: when one of its lines is malformed (no `:`,
+//!   nothing before it, or a `Content-Length` value that is not a number), it is dropped up to the next
+//!   of its lines that starts with `Content-Length:`, and decoding resumes there (a block of the same
+//!   kind). Such a block without that line, or whose `Content-Length` headers conflict, is dropped
+//!   whole. A `Content-Length:` at a line start before any bad line is one of the block's own headers.
 //! - **Inside a payload**, only a whole frame header counts: `Content-Length:`, optional blanks, digits,
 //!   optional blanks, then `\r`, all within the announced length. No JSON text contains one (outside a
 //!   string those letters are not a token; inside one the `\r` would be a raw control character), so a
@@ -43,7 +50,7 @@
 //!
 //! | input | item | `discarded` | decoding resumes |
 //! | --- | --- | --- | --- |
-//! | malformed header block | [`DecodeErrorReason::MissingContentLength`], [`InvalidContentLength`](DecodeErrorReason::InvalidContentLength), [`MalformedHeaderLine`](DecodeErrorReason::MalformedHeaderLine), [`ConflictingContentLength`](DecodeErrorReason::ConflictingContentLength) | up to where decoding resumes | at the next `Content-Length:` line after the bad line, else after the block |
+//! | malformed header block | [`DecodeErrorReason::MissingContentLength`], [`InvalidContentLength`](DecodeErrorReason::InvalidContentLength), [`MalformedHeaderLine`](DecodeErrorReason::MalformedHeaderLine), [`ConflictingContentLength`](DecodeErrorReason::ConflictingContentLength) | up to where decoding resumes | after the block; in a block recovery began, at the next `Content-Length:` line after the bad line if there is one |
 //! | bytes before a glued `Content-Length:` | [`Interrupted`](DecodeErrorReason::Interrupted) | those bytes | at the `Content-Length:` |
 //! | header block longer than [`MAX_HEADER_BYTES`] (terminator included) | [`HeaderTooLarge`](DecodeErrorReason::HeaderTooLarge), yielded once its end arrives (or at EOF) | the whole block | after the block, or at a glued `Content-Length:` |
 //! | payload containing a frame header | [`Interrupted`](DecodeErrorReason::Interrupted) | header block + payload bytes before that header | at that header |
