@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+#[allow(dead_code)]
 mod support;
 
 use support::runtime;
