@@ -14,6 +14,8 @@
 //!   chased (the removal fails instead of deleting whatever the moved directory now lies in);
 //! - the parent's listing resumes where it was left, so each entry is read about once.
 //!
+//! The same walk removes a tree of cgroups, where only the directories are removed.
+//!
 //! Memory is 24 bytes per level of depth (the identity of each directory on the way down and
 //! where its listing stopped) plus one listing buffer. A directory its owner made unwritable or
 //! unreadable is given back its owner's rights (0700) once, and the step retried.
@@ -26,9 +28,29 @@ use std::path::Path;
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
+/// What the tree holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Contents {
+    /// Files, symlinks and directories: everything is unlinked.
+    Files,
+    /// Cgroups: only the directories are removed (their interface files go with them), and a
+    /// cgroup that still has processes fails the removal (`EBUSY`).
+    Cgroups,
+}
+
 /// Deletes `path`: a directory with everything below it, or a file or symlink itself. A
 /// missing path is not an error. The last component of `path` is not followed either.
 pub(crate) fn remove_tree(path: &Path) -> io::Result<()> {
+    remove(path, Contents::Files)
+}
+
+/// Removes the cgroup `path` and every cgroup below it, deepest first. They must hold no
+/// process; a missing path is not an error.
+pub(crate) fn remove_cgroup_tree(path: &Path) -> io::Result<()> {
+    remove(path, Contents::Cgroups)
+}
+
+fn remove(path: &Path, contents: Contents) -> io::Result<()> {
     let Some(name) = path.file_name() else {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -48,7 +70,7 @@ pub(crate) fn remove_tree(path: &Path) -> io::Result<()> {
         Err(Errno::NOENT) => return Ok(()),
         Err(error) => return Err(error.into()),
     };
-    remove_entry(&parent, name)
+    remove_entry(&parent, name, contents)
 }
 
 /// One directory on the way down from the tree's top to the one being emptied.
@@ -60,7 +82,11 @@ struct Level {
 
 /// Removes `name` in `parent`, whatever kind of entry it is. `parent` itself is never
 /// changed, its mode included.
-fn remove_entry(parent: &OwnedFd, name: impl rustix::path::Arg + Copy) -> io::Result<()> {
+fn remove_entry(
+    parent: &OwnedFd,
+    name: impl rustix::path::Arg + Copy,
+    contents: Contents,
+) -> io::Result<()> {
     match rustix::fs::unlinkat(parent, name, AtFlags::empty()) {
         Ok(()) | Err(Errno::NOENT) => return Ok(()),
         Err(Errno::ISDIR) => {}
@@ -71,7 +97,7 @@ fn remove_entry(parent: &OwnedFd, name: impl rustix::path::Arg + Copy) -> io::Re
         Err(Errno::NOENT) => return Ok(()),
         Err(error) => return Err(error.into()),
     };
-    empty_tree(top)?;
+    empty_tree(top, contents)?;
     match rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR) {
         Ok(()) | Err(Errno::NOENT) => Ok(()),
         Err(error) => Err(error.into()),
@@ -79,12 +105,14 @@ fn remove_entry(parent: &OwnedFd, name: impl rustix::path::Arg + Copy) -> io::Re
 }
 
 /// Empties the tree whose top directory `top` is, iteratively.
-fn empty_tree(top: OwnedFd) -> io::Result<()> {
+fn empty_tree(top: OwnedFd, contents: Contents) -> io::Result<()> {
     let mut above: Vec<Level> = Vec::new();
     let mut current = top;
     let mut resume = 0;
+    let mut emptied = None;
     loop {
-        match empty_or_descend(&current, resume)? {
+        let walk = Walk { contents, emptied };
+        match walk.empty_or_descend(&current, resume)? {
             Step::Descend { child, resume: at } => {
                 above.push(Level {
                     identity: identity(&current)?,
@@ -92,6 +120,7 @@ fn empty_tree(top: OwnedFd) -> io::Result<()> {
                 });
                 current = child;
                 resume = 0;
+                emptied = None;
             }
             Step::Empty => {
                 let Some(level) = above.pop() else {
@@ -108,6 +137,7 @@ fn empty_tree(top: OwnedFd) -> io::Result<()> {
                         "a directory was moved out of the tree while the tree was being removed",
                     ));
                 }
+                emptied = Some(identity(&current)?);
                 current = up;
                 resume = level.resume;
             }
@@ -122,74 +152,97 @@ enum Step {
     Descend { child: OwnedFd, resume: i64 },
 }
 
-/// Removes the entries of `dir` from listing position `resume` on, until a directory that is
-/// not empty is found. A scan that did not start at the top is followed by one that does, so
-/// that `Empty` is only said of a directory read whole from its start.
-fn empty_or_descend(dir: &OwnedFd, resume: i64) -> Result<Step, Errno> {
-    let mut start = resume;
-    loop {
-        let mut entries = Dir::read_from(dir)?;
-        if start != 0 {
-            entries.seek(start)?;
-        }
-        let mut before = start;
-        // An entry replaced by another kind of entry since it was listed: read the listing again.
-        let mut raced = false;
-        while let Some(entry) = entries.read() {
-            let entry = entry?;
-            let name = entry.file_name();
-            let position = before;
-            before = entry.offset();
-            if is_dot(name) {
-                continue;
+/// One step of the walk.
+struct Walk {
+    contents: Contents,
+    /// The directory the walk just emptied and left: it is not entered again, since what
+    /// still keeps it from being removed (a process in a cgroup, a writer refilling it) is
+    /// not something removing entries can fix.
+    emptied: Option<(u64, u64)>,
+}
+
+impl Walk {
+    /// Removes the entries of `dir` from listing position `resume` on, until a directory that is
+    /// not empty is found. A scan that did not start at the top is followed by one that does, so
+    /// that `Empty` is only said of a directory read whole from its start.
+    fn empty_or_descend(&self, dir: &OwnedFd, resume: i64) -> Result<Step, Errno> {
+        let mut start = resume;
+        loop {
+            let mut entries = Dir::read_from(dir)?;
+            if start != 0 {
+                entries.seek(start)?;
             }
-            let is_dir = match entry.file_type() {
-                FileType::Unknown => match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
-                {
-                    Ok(stat) => FileType::from_raw_mode(stat.st_mode) == FileType::Directory,
-                    Err(Errno::NOENT) => continue,
-                    Err(error) => return Err(error),
-                },
-                kind => kind == FileType::Directory,
-            };
-            if !is_dir {
-                match unlinkat(dir, name, AtFlags::empty()) {
+            let mut before = start;
+            // An entry replaced by another kind of entry since it was listed: read the listing again.
+            let mut raced = false;
+            while let Some(entry) = entries.read() {
+                let entry = entry?;
+                let name = entry.file_name();
+                let position = before;
+                before = entry.offset();
+                if is_dot(name) {
+                    continue;
+                }
+                let is_dir = match entry.file_type() {
+                    FileType::Unknown => {
+                        match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+                            Ok(stat) => {
+                                FileType::from_raw_mode(stat.st_mode) == FileType::Directory
+                            }
+                            Err(Errno::NOENT) => continue,
+                            Err(error) => return Err(error),
+                        }
+                    }
+                    kind => kind == FileType::Directory,
+                };
+                if !is_dir && self.contents == Contents::Cgroups {
+                    continue;
+                }
+                if !is_dir {
+                    match unlinkat(dir, name, AtFlags::empty()) {
+                        Ok(()) | Err(Errno::NOENT) => continue,
+                        Err(Errno::ISDIR) => {
+                            raced = true;
+                            continue;
+                        }
+                        Err(error) => return Err(error),
+                    }
+                }
+                let refused = match unlinkat(dir, name, AtFlags::REMOVEDIR) {
                     Ok(()) | Err(Errno::NOENT) => continue,
-                    Err(Errno::ISDIR) => {
+                    Err(error @ (Errno::NOTEMPTY | Errno::EXIST)) => error,
+                    Err(Errno::BUSY) if self.contents == Contents::Cgroups => Errno::BUSY,
+                    Err(Errno::NOTDIR) => {
+                        raced = true;
+                        continue;
+                    }
+                    Err(error) => return Err(error),
+                };
+                match enter(dir, name) {
+                    Ok(child)
+                        if self.emptied.is_some() && self.emptied == identity(&child).ok() =>
+                    {
+                        return Err(refused)
+                    }
+                    Ok(child) => {
+                        return Ok(Step::Descend {
+                            child,
+                            resume: position,
+                        })
+                    }
+                    Err(Errno::NOENT) => continue,
+                    Err(Errno::LOOP | Errno::NOTDIR) => {
                         raced = true;
                         continue;
                     }
                     Err(error) => return Err(error),
                 }
             }
-            match unlinkat(dir, name, AtFlags::REMOVEDIR) {
-                Ok(()) | Err(Errno::NOENT) => continue,
-                Err(Errno::NOTEMPTY | Errno::EXIST) => {}
-                Err(Errno::NOTDIR) => {
-                    raced = true;
-                    continue;
-                }
-                Err(error) => return Err(error),
+            if start == 0 && !raced {
+                return Ok(Step::Empty);
             }
-            match enter(dir, name) {
-                Ok(child) => {
-                    return Ok(Step::Descend {
-                        child,
-                        resume: position,
-                    })
-                }
-                Err(Errno::NOENT) => continue,
-                Err(Errno::LOOP | Errno::NOTDIR) => {
-                    raced = true;
-                    continue;
-                }
-                Err(error) => return Err(error),
-            }
+            start = 0;
         }
-        if start == 0 && !raced {
-            return Ok(Step::Empty);
-        }
-        start = 0;
     }
 }
 
