@@ -158,8 +158,9 @@ async fn pid_namespace_commands_die_with_their_server() {
     }
 }
 
-/// Runs, in cgroup mode, a command that writes its background child's pid into `target`
-/// (a `cgroup.procs`, given as a shell word in which `SERVER` stands for the server's cgroup
+/// Runs, in cgroup mode, a command that writes its background child (in a session of its own,
+/// out of the command's process group) into `target`
+/// (a `cgroup.procs`, given as a shell word, in which `SERVER` stands for the server's cgroup
 /// directory and `MOUNT` for the hierarchy's mount point) and exits; returns the answer and
 /// the child's pid, or `None` when the move was refused.
 async fn escape_into(target: &str) -> (Value, Option<i32>) {
@@ -172,7 +173,7 @@ async fn escape_into(target: &str) -> (Value, Option<i32>) {
         .replace("SERVER", &server_cgroup.display().to_string())
         .replace("MOUNT", &cgroup2_mount().1.display().to_string());
     let script = format!(
-        "sleep 300 & child=$!; if echo $child > {target}; then echo $child > {0}; \
+        "setsid sleep 300 & child=$!; if echo $child > {target}; then echo $child > {0}; \
          else kill $child; echo refused > {0}; exit 7; fi",
         fifo.display()
     );
