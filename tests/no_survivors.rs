@@ -159,11 +159,11 @@ async fn pid_namespace_commands_die_with_their_server() {
 }
 
 /// Runs, in cgroup mode, a command that writes its background child (in a session of its own,
-/// out of the command's process group) into `target`
-/// (a `cgroup.procs`, given as a shell word, in which `SERVER` stands for the server's cgroup
-/// directory and `MOUNT` for the hierarchy's mount point) and exits; returns the answer and
-/// the child's pid, or `None` when the move was refused.
-async fn escape_into(target: &str) -> (Value, Option<i32>) {
+/// out of the command's process group) into `target` (a `cgroup.procs`, given as a shell word,
+/// in which `SERVER` stands for the server's cgroup directory and `MOUNT` for the hierarchy's
+/// mount point), and then exits, or waits when `cancel` (and the execute is cancelled).
+/// Returns the answer and the child's pid, or `None` when the move was refused.
+async fn escape_into(target: &str, cancel: bool) -> (Value, Option<i32>) {
     let temp = tempfile::tempdir().expect("temp");
     let (mut server, env) = start(&temp.path().join("state"), "cgroup").await;
     let server_cgroup = cgroup_dir_of(&server.child.id().expect("pid").to_string());
@@ -172,9 +172,10 @@ async fn escape_into(target: &str) -> (Value, Option<i32>) {
     let target = target
         .replace("SERVER", &server_cgroup.display().to_string())
         .replace("MOUNT", &cgroup2_mount().1.display().to_string());
+    let then = if cancel { "; wait" } else { "" };
     let script = format!(
         "setsid sleep 300 & child=$!; if echo $child > {target}; then echo $child > {0}; \
-         else kill $child; echo refused > {0}; exit 7; fi",
+         else kill $child; echo refused > {0}; exit 7; fi{then}",
         fifo.display()
     );
     server
@@ -185,6 +186,11 @@ async fn escape_into(target: &str) -> (Value, Option<i32>) {
         ))
         .await;
     let escapee = read_line(fifo).await.parse().ok();
+    if cancel {
+        server
+            .send(&json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 2}}))
+            .await;
+    }
     let answer = server.recv().await;
     let (code, log) = server.finish().await;
     assert_eq!(code, 0, "{log}");
@@ -197,7 +203,7 @@ async fn a_child_moved_into_the_servers_cgroup_dies_with_its_execute() {
         eprintln!("skipped: cgroup mode needs root here");
         return;
     }
-    let (answer, escapee) = escape_into("SERVER/cgroup.procs").await;
+    let (answer, escapee) = escape_into("SERVER/cgroup.procs", false).await;
     assert_eq!(
         answer["result"]["exit_code"], 0,
         "the move worked: {answer}"
@@ -213,7 +219,7 @@ async fn a_child_moved_into_its_cgroups_parent_dies_with_its_execute() {
         return;
     }
     let parent = "\"$(dirname MOUNT$(sed -n 's/^0:://p' /proc/self/cgroup))/cgroup.procs\"";
-    let (answer, escapee) = escape_into(parent).await;
+    let (answer, escapee) = escape_into(parent, false).await;
     match (answer["result"]["exit_code"].as_i64(), escapee) {
         // The parent holds controllers for its children, so it takes no process.
         (Some(7), None) => {}
@@ -222,4 +228,20 @@ async fn a_child_moved_into_its_cgroups_parent_dies_with_its_execute() {
         }
         _ => panic!("{answer}"),
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_child_moved_into_the_servers_cgroup_dies_when_its_execute_is_cancelled() {
+    if !is_root() {
+        eprintln!("skipped: cgroup mode needs root here");
+        return;
+    }
+    let (answer, escapee) = escape_into("SERVER/cgroup.procs", true).await;
+    assert_eq!(answer["error"]["code"], -32800, "cancelled: {answer}");
+    let escapee = escapee.expect("moved");
+    assert_gone(
+        escapee,
+        "a child moved into the server's cgroup by a cancelled execute",
+    )
+    .await;
 }

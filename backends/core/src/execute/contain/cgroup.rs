@@ -11,6 +11,7 @@ use rustix::fs::{Mode, OFlags};
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 
+use super::escapees::kill_escapees;
 use super::hierarchy::{own_v2, Kind};
 use super::subtree::{populated, wait_events_empty, Subtree};
 use crate::remove_tree::remove_cgroup_tree;
@@ -173,10 +174,15 @@ impl ExecCgroup {
     }
 
     /// Removes the cgroup (and any cgroups a nested server made below it); it must be empty.
+    /// Then kills what the command moved into the server's own cgroup: with the command gone,
+    /// nothing it moved there descends from the server any longer.
     pub(super) fn remove(&self) {
         if !self.removed.swap(true, Ordering::AcqRel) {
             if let Err(error) = remove_cgroup_tree(&self.dir) {
                 tracing::debug!(dir = %self.dir.display(), %error, "cannot remove a command's cgroup");
+            }
+            if let Some(subtree) = made_subtree() {
+                kill_escapees(subtree);
             }
         }
     }

@@ -243,16 +243,13 @@ impl Containment {
     }
 
     /// The main child exited: kills what it left behind and, for a cgroup, waits until all of
-    /// it is gone and removes the cgroup; then kills what it moved into the server's cgroup.
+    /// it is gone and removes the cgroup (which kills what it moved into the server's cgroup).
     pub(super) async fn finish(&mut self) {
         self.live.kill();
         self.live.forget_group();
         if let Some(cgroup) = &self.cgroup {
             if cgroup.wait_empty(EMPTY_WAIT).await.unwrap_or(false) {
                 cgroup.remove();
-            }
-            if let Some(subtree) = cgroup::subtree() {
-                escapees::kill_escapees(subtree);
             }
         }
     }
@@ -263,9 +260,6 @@ impl Drop for Containment {
         self.live.kill();
         if let Some(cgroup) = self.cgroup.take() {
             cgroup::remove_when_empty(cgroup);
-            if let Some(subtree) = cgroup::subtree() {
-                escapees::kill_escapees(subtree);
-            }
         }
     }
 }
