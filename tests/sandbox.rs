@@ -234,3 +234,43 @@ async fn an_unavailable_sandbox_answers_31004_and_runs_nothing() {
     assert_eq!(unconfined["result"]["exit_code"], 0, "{unconfined}");
     assert!(marker.exists());
 }
+
+#[tokio::test]
+async fn a_base_directory_planted_by_another_user_does_not_disable_the_sandbox() {
+    let uid = rustix::process::geteuid().as_raw();
+    if uid != 0 {
+        eprintln!("skipped: planting a directory of another user needs root");
+        return;
+    }
+    // The name a server used for every run's base before it had one of its own.
+    let planted = std::env::temp_dir()
+        .canonicalize()
+        .unwrap()
+        .join(format!("wsp-sandbox-{uid}"));
+    let made = std::fs::create_dir(&planted).is_ok();
+    let owner = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&planted).unwrap());
+    let nobody = rustix::process::Uid::from_raw(65534);
+    rustix::fs::chown(&planted, Some(nobody), None).unwrap();
+    let mut server = Server::start(&[]);
+    let capabilities = server.initialize().await["result"].clone();
+    let env = create(&mut server, 1, "planted").await;
+    let ran = execute(
+        &mut server,
+        2,
+        with(sh(&env, "echo \"$TMPDIR\""), "sandbox", json!(true)),
+    )
+    .await;
+    if made {
+        let _ = std::fs::remove_dir_all(&planted);
+    } else {
+        let owner = rustix::process::Uid::from_raw(owner);
+        rustix::fs::chown(&planted, Some(owner), None).unwrap();
+    }
+    assert_eq!(
+        capabilities["sandbox_availability"], "available",
+        "{capabilities}"
+    );
+    assert_eq!(ran["result"]["exit_code"], 0, "{ran}");
+    let tmpdir = ran["result"]["stdout"].as_str().unwrap().trim().to_owned();
+    assert!(!Path::new(&tmpdir).starts_with(&planted), "{tmpdir}");
+}

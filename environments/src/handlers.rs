@@ -174,11 +174,20 @@ impl Environments {
                 sandbox: params
                     .sandbox
                     .unwrap_or_else(wsp_backend::execute::sandbox_by_default)
-                    .then(|| wsp_backend::execute::SandboxPolicy {
-                        root: record.root.clone(),
-                        hidden: vec![self.inner.store.dir().to_path_buf()],
+                    .then(|| {
+                        wsp_backend::execute::SandboxPolicy::offline(
+                            record.root.clone(),
+                            self.hidden(),
+                        )
                     }),
             };
+            if options.sandbox.is_some() {
+                self.inner
+                    .store
+                    .mark_sandboxed(&record.id)
+                    .await
+                    .map_err(store_error)?;
+            }
             self.backend()
                 .call(RunRequest {
                     root: record.root.clone(),
@@ -264,6 +273,11 @@ impl Environments {
             })
             .await
             .map_err(backend_error)
+    }
+
+    /// What no sandboxed command or installer may read: the state directory.
+    pub(super) fn hidden(&self) -> Vec<std::path::PathBuf> {
+        vec![self.inner.store.dir().to_path_buf()]
     }
 
     async fn sweep(&self) {

@@ -109,11 +109,15 @@ impl Environments {
             let record = guard.record().clone();
             let _turn = self.inner.turns.take(&record.id).await;
             let _lock = lock(&record.root).await?;
+            let sandbox = self.confines_installs(&record.id).then(|| {
+                wsp_backend::install::uninstall_sandbox(record.root.clone(), self.hidden())
+            });
             self.backend()
                 .call(UninstallRequest {
                     root: record.root.clone(),
                     environment_id: record.id.clone(),
                     packages: params.packages,
+                    sandbox,
                 })
                 .await
                 .map_err(backend_error)?;
@@ -135,6 +139,9 @@ impl Environments {
         let _turn = self.inner.turns.take(id).await;
         let _lock = lock(root).await?;
         let source = self.source(packages.source);
+        let sandbox = self.confines_installs(id).then(|| {
+            wsp_backend::install::install_sandbox(root.to_owned(), self.hidden(), &source)
+        });
         progress
             .forward(span, |sink| {
                 self.backend().call(InstallRequest {
@@ -144,10 +151,18 @@ impl Environments {
                     source,
                     upgrade: packages.upgrade,
                     progress: sink,
+                    sandbox,
                 })
             })
             .await
             .map_err(backend_error)
+    }
+
+    /// Whether installs into `id` run sandboxed: under `wsp serve --sandbox`, and once the
+    /// environment has run sandboxed code, whose files it may have planted (see
+    /// `wsp_backend::install::install_sandbox`).
+    fn confines_installs(&self, id: &str) -> bool {
+        wsp_backend::execute::sandbox_by_default() || self.inner.store.was_sandboxed(id)
     }
 
     /// The request's package source over the server's defaults: its `find_links` after the

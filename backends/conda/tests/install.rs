@@ -65,6 +65,7 @@ impl Fixture {
                 source: InstallSource::default(),
                 upgrade,
                 progress,
+                sandbox: None,
             })
             .await
     }
@@ -177,6 +178,7 @@ async fn uninstall_takes_dependents_along_and_ignores_unknown_names() {
         root: root.clone(),
         environment_id: "env-0123456789ab".into(),
         packages: names.iter().map(|n| n.to_string()).collect(),
+        sandbox: None,
     };
     let before = f.packages(&root).await;
     f.backend

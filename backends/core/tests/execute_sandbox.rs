@@ -16,7 +16,7 @@ use wsp_backend::BackendError;
 
 /// A refusal as the kernel spells it for each kind of attempt.
 fn refused(outcome: &str) -> bool {
-    matches!(outcome, "EACCES" | "EPERM" | "EXDEV")
+    matches!(outcome, "EACCES" | "EPERM" | "EXDEV" | "EROFS")
 }
 
 #[test]
@@ -398,4 +398,14 @@ impl Removal {
         }
         true
     }
+}
+
+#[test]
+fn as_an_unprivileged_user_too() {
+    execute_sandbox_support::execute_support::rerun_unprivileged(&[
+        "writes_outside_the_root_and_tmpdir_are_refused",
+        "the_other_environments_and_the_state_directory_cannot_be_read",
+        "processes_outside_cannot_be_signalled_or_inspected",
+        "there_is_no_network",
+    ]);
 }

@@ -64,10 +64,7 @@ async fn every_sibling_of_a_hidden_path_stays_readable_under_a_low_descriptor_li
         cwd: &cwd,
         env: &env,
         options: RunOptions {
-            sandbox: Some(SandboxPolicy {
-                root: root.clone(),
-                hidden: vec![state.clone()],
-            }),
+            sandbox: Some(SandboxPolicy::offline(root.clone(), vec![state.clone()])),
             containment: Some(containment_mode()),
             ..RunOptions::default()
         },

@@ -1,6 +1,7 @@
 //! [`VenvBackend`]: the venv backend, a [`Backend`] that writes venvs with [`create_venv`].
 
 use serde_json::{Map, Value};
+use wsp_backend::execute::SandboxPolicy;
 use wsp_backend::install::{resolve_python, Installer, PythonDownloads};
 use wsp_backend::interpreters::Inventory;
 use wsp_backend::{Backend, BackendError, InstallRequest, UninstallRequest};
@@ -45,10 +46,15 @@ impl VenvBackend {
         self
     }
 
-    /// Seeds pip first when packages are installed with the environment's own pip.
-    async fn ready_to_install(&self, root: &std::path::Path) -> Result<Installer, BackendError> {
+    /// Seeds pip first when packages are installed with the environment's own pip (inside
+    /// `sandbox` when the install is confined).
+    async fn ready_to_install(
+        &self,
+        root: &std::path::Path,
+        sandbox: Option<&SandboxPolicy>,
+    ) -> Result<Installer, BackendError> {
         if self.installer == Installer::Pip {
-            crate::install::ensure_pip(&self.inventory, &self.options, root).await?;
+            crate::install::ensure_pip(&self.inventory, &self.options, root, sandbox).await?;
         }
         Ok(self.installer.clone())
     }
@@ -101,12 +107,16 @@ impl Backend for VenvBackend {
     }
 
     async fn install(&self, request: InstallRequest) -> Result<(), BackendError> {
-        let installer = self.ready_to_install(&request.root).await?;
+        let installer = self
+            .ready_to_install(&request.root, request.sandbox.as_ref())
+            .await?;
         wsp_backend::venv_layout::install(installer, request).await
     }
 
     async fn uninstall(&self, request: UninstallRequest) -> Result<(), BackendError> {
-        let installer = self.ready_to_install(&request.root).await?;
+        let installer = self
+            .ready_to_install(&request.root, request.sandbox.as_ref())
+            .await?;
         wsp_backend::venv_layout::uninstall(installer, request).await
     }
 }

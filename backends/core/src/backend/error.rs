@@ -59,12 +59,17 @@ impl BackendError {
         }
     }
 
-    /// The same failure under `reason` instead (a [`VersionUnavailable`] stays as it is); the
-    /// detail and the source are kept.
+    /// The same failure under `reason` instead (a [`VersionUnavailable`] stays as it is, and
+    /// so does [`SandboxUnavailable`](FailureReason::SandboxUnavailable), which says that
+    /// nothing ran); the detail and the source are kept.
     ///
     /// [`VersionUnavailable`]: BackendError::VersionUnavailable
     pub fn with_reason(self, reason: FailureReason) -> Self {
         match self {
+            BackendError::Failed {
+                reason: FailureReason::SandboxUnavailable,
+                ..
+            } => self,
             BackendError::Failed { detail, source, .. } => BackendError::Failed {
                 reason,
                 detail,

@@ -2,8 +2,9 @@
 //! namespaces, its working directory, take its resource limits, and restrict itself to its
 //! sandbox's rules last (nothing after that needs a right the rules may not grant).
 
+use std::ffi::{CStr, CString};
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{BorrowedFd, RawFd};
 
 use rustix::process::{Resource, Rlimit};
 
@@ -19,6 +20,11 @@ pub(super) struct ChildSetup {
     pub(super) namespace: Option<NamespacePlan>,
     /// The working directory, as an open directory.
     pub(super) cwd: Option<RawFd>,
+    /// The working directory's path, entered by path inside a sandbox's mount namespace (the
+    /// open directory belongs to the host's mounts), and checked to be the same directory.
+    pub(super) cwd_path: Option<CString>,
+    /// Stdin is the null device (a sandbox opens it again inside its namespace).
+    pub(super) null_stdin: bool,
     /// Resource limits, soft and hard alike.
     pub(super) limits: Vec<(Resource, u64)>,
     /// The sandbox: its user and network namespaces are entered before the PID namespace
@@ -45,8 +51,15 @@ impl ChildSetup {
         if let Some(namespace) = &self.namespace {
             namespace.enter()?;
         }
+        if let Some(sandbox) = &self.sandbox {
+            sandbox.confine_mounts(self.null_stdin)?;
+        }
         if let Some(cwd) = self.cwd {
-            rustix::process::fchdir(std::os::fd::BorrowedFd::borrow_raw(cwd))?;
+            let cwd = BorrowedFd::borrow_raw(cwd);
+            match &self.cwd_path {
+                Some(path) => enter_same_directory(path, cwd)?,
+                None => rustix::process::fchdir(cwd)?,
+            }
         }
         for &(resource, value) in &self.limits {
             rustix::process::setrlimit(
@@ -62,4 +75,16 @@ impl ChildSetup {
         }
         Ok(())
     }
+}
+
+/// Enters `path`, which must be the directory `expected` is open on (the same device and
+/// inode): a directory swapped in at that path since it was resolved is refused.
+fn enter_same_directory(path: &CStr, expected: BorrowedFd<'_>) -> io::Result<()> {
+    rustix::process::chdir(path)?;
+    let entered = rustix::fs::stat(c".")?;
+    let wanted = rustix::fs::fstat(expected)?;
+    if entered.st_dev != wanted.st_dev || entered.st_ino != wanted.st_ino {
+        return Err(io::Error::from_raw_os_error(libc::ESTALE));
+    }
+    Ok(())
 }

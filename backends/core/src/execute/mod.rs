@@ -51,6 +51,7 @@ mod activation;
 mod capture;
 mod child;
 mod contain;
+mod links;
 mod lookup;
 mod options;
 mod request;
@@ -83,8 +84,8 @@ pub use options::{
 };
 pub use request::{resolve_cwd, WorkingDir};
 pub use sandbox::{
-    sandbox_availability, sandbox_by_default, set_sandbox_by_default, SandboxPolicy,
-    TEST_UNAVAILABLE_VAR,
+    sandbox_availability, sandbox_by_default, set_sandbox_by_default, SandboxNetwork,
+    SandboxPolicy, TEST_UNAVAILABLE_VAR,
 };
 pub use stack::{
     current_stack, parse_stack, stack_value, ENVIRONMENT_ID_VAR, ENVIRONMENT_STACK_VAR,
@@ -159,12 +160,23 @@ pub async fn run_with_stack(
             .map_err(|detail| BackendError::failed(FailureReason::SpawnFailed, detail))?;
 
     let mode = options.containment.unwrap_or_else(containment_mode);
+    if let Some(policy) = &options.sandbox {
+        unshare_links(&policy.root).await?;
+    }
     let mut sandbox = match &options.sandbox {
         Some(policy) => Some(sandbox::Prepared::prepare(policy, mode)?),
         None => None,
     };
-    let mut containment = contain::Containment::prepare(mode, options.limits.processes).map_err(
-        |error| match error {
+    // The sandbox's user namespace already grants the right to make a PID namespace; a nested
+    // user namespace would not own the sandbox's mount namespace, which is confined after.
+    let contained = match (&sandbox, mode) {
+        (Some(_), ContainmentMode::PidNamespace { .. }) => ContainmentMode::PidNamespace {
+            user_namespace: false,
+        },
+        _ => mode,
+    };
+    let mut containment = contain::Containment::prepare(contained, options.limits.processes)
+        .map_err(|error| match error {
             contain::PrepareError::ProcessLimitUnavailable(detail) => {
                 BackendError::failed(FailureReason::LimitUnavailable, detail)
             }
@@ -173,8 +185,7 @@ pub async fn run_with_stack(
                 format!("cannot start `{program}`: cannot contain it"),
                 error,
             ),
-        },
-    )?;
+        })?;
     let limits = options
         .rlimits()
         .into_iter()
@@ -186,6 +197,11 @@ pub async fn run_with_stack(
         cgroup_procs: containment.cgroup_procs(),
         namespace: containment.namespace().cloned(),
         cwd: Some(spec.cwd.as_fd().as_raw_fd()),
+        cwd_path: match &sandbox {
+            Some(_) => Some(cwd_path(spec.cwd)?),
+            None => None,
+        },
+        null_stdin: options.stdin.is_none(),
         limits,
         sandbox: sandbox.as_mut().and_then(sandbox::Prepared::take_child),
     };
@@ -298,6 +314,35 @@ pub async fn run_with_stack(
         timed_out,
         stdout_truncated: stdout.truncated,
         stderr_truncated: stderr.truncated,
+    })
+}
+
+/// Copies the files of `root` that are hard links (module `links`), off the async threads.
+async fn unshare_links(root: &std::path::Path) -> Result<(), BackendError> {
+    let walked = root.to_owned();
+    let copied = tokio::task::spawn_blocking(move || links::unshare_links(&walked))
+        .await
+        .map_err(std::io::Error::other)
+        .and_then(|copied| copied);
+    match copied {
+        Ok(0) => Ok(()),
+        Ok(copied) => {
+            tracing::debug!(root = %root.display(), copied, "copied hard-linked files before a sandboxed run");
+            Ok(())
+        }
+        Err(error) => Err(BackendError::caused_by(
+            FailureReason::SandboxUnavailable,
+            format!("cannot copy the hard-linked files of {}", root.display()),
+            error,
+        )),
+    }
+}
+
+/// The working directory's path for a sandboxed child to enter by path.
+fn cwd_path(cwd: &WorkingDir) -> Result<std::ffi::CString, BackendError> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(cwd.path().as_os_str().as_bytes()).map_err(|error| {
+        BackendError::caused_by(FailureReason::SpawnFailed, "the working directory", error)
     })
 }
 

@@ -3,9 +3,10 @@
 //!
 //! The directory is opened (`O_PATH`) with `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`
 //! relative to the opened root, and the child enters exactly that handle with `fchdir` before
-//! it execs. A path that a concurrent rename or symlink swap changes after the check therefore
-//! cannot move the command elsewhere: it runs in the directory that was checked, or the
-//! request is refused.
+//! it execs (a sandboxed child, whose mount namespace is not the handle's, enters the path
+//! and checks that it is the same directory). A path that a concurrent rename or symlink swap
+//! changes after the check therefore cannot move the command elsewhere: it runs in the
+//! directory that was checked, or the run fails.
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};

@@ -43,7 +43,7 @@ impl Installer {
 
     /// The command line that installs `request.packages` for `python`.
     pub(super) fn install_argv(&self, python: &Path, request: &InstallRequest) -> Vec<String> {
-        let mut argv = self.prefix(python, "install");
+        let mut argv = self.prefix(python, "install", request.sandbox.is_some());
         if let Installer::Pip = self {
             argv.extend(["--no-input", "--progress-bar", "off"].map(String::from));
         }
@@ -65,9 +65,14 @@ impl Installer {
         argv
     }
 
-    /// The command line that uninstalls `names` for `python`.
-    pub(super) fn uninstall_argv(&self, python: &Path, names: &[String]) -> Vec<String> {
-        let mut argv = self.prefix(python, "uninstall");
+    /// The command line that uninstalls `names` for `python` (with no cache when `confined`).
+    pub(super) fn uninstall_argv(
+        &self,
+        python: &Path,
+        names: &[String],
+        confined: bool,
+    ) -> Vec<String> {
+        let mut argv = self.prefix(python, "uninstall", confined);
         if let Installer::Pip = self {
             argv.push("--yes".to_owned());
         }
@@ -79,8 +84,20 @@ impl Installer {
     /// `uv pip <verb> --python <python> --no-config` or
     /// `<python> -m pip <verb> --isolated --disable-pip-version-check`: neither reads the
     /// server user's configuration files or (for pip) `PIP_*` variables, so every install is
-    /// configured by its request and the server's options alone.
-    fn prefix(&self, python: &Path, verb: &str) -> Vec<String> {
+    /// configured by its request and the server's options alone. A `confined` installer uses
+    /// no cache (`--no-cache`, `--no-cache-dir`): see [`super::install_sandbox`].
+    fn prefix(&self, python: &Path, verb: &str, confined: bool) -> Vec<String> {
+        let mut argv = self.unconfined_prefix(python, verb);
+        if confined {
+            argv.push(match self {
+                Installer::Uv(_) => "--no-cache".to_owned(),
+                Installer::Pip => "--no-cache-dir".to_owned(),
+            });
+        }
+        argv
+    }
+
+    fn unconfined_prefix(&self, python: &Path, verb: &str) -> Vec<String> {
         let python = python.to_string_lossy().into_owned();
         match self {
             Installer::Uv(uv) => vec![
@@ -143,6 +160,7 @@ mod tests {
             },
             upgrade,
             progress: None,
+            sandbox: None,
         }
     }
 
@@ -164,7 +182,9 @@ mod tests {
         );
         let names = ["x".to_owned()];
         assert_eq!(
-            Installer::Pip.uninstall_argv(python, &names).join(" "),
+            Installer::Pip
+                .uninstall_argv(python, &names, false)
+                .join(" "),
             "/env/bin/python -m pip uninstall --isolated --disable-pip-version-check --yes -- x"
         );
     }

@@ -12,6 +12,7 @@
 //! building, installing) become [`ProgressStep`]s.
 
 mod command;
+mod confine;
 mod lock;
 mod output;
 mod python;
@@ -22,10 +23,11 @@ use std::path::{Path, PathBuf};
 
 use tokio::sync::mpsc;
 
-use crate::execute::Activation;
+use crate::execute::{Activation, SandboxPolicy};
 use crate::BackendError;
 
 pub use command::{find_uv, Installer};
+pub use confine::{install_sandbox, uninstall_sandbox};
 pub use lock::{lock_environment, InstallLock, INSTALL_LOCK_FILE};
 pub use output::MAX_DETAIL_BYTES;
 pub use python::{resolve_python, PythonDownloads};
@@ -69,6 +71,9 @@ pub struct InstallRequest {
     pub upgrade: bool,
     /// Where the installer's steps go.
     pub progress: Option<ProgressSink>,
+    /// Runs the installer in this sandbox (see [`install_sandbox`]): for an environment that
+    /// has run sandboxed code. `None`: unconfined.
+    pub sandbox: Option<SandboxPolicy>,
 }
 
 /// Remove packages, by name, from the environment at `root`; names that are not installed are
@@ -81,6 +86,8 @@ pub struct UninstallRequest {
     pub environment_id: String,
     /// The names.
     pub packages: Vec<String>,
+    /// Runs the uninstaller in this sandbox (see [`uninstall_sandbox`]). `None`: unconfined.
+    pub sandbox: Option<SandboxPolicy>,
 }
 
 /// Installs `request.packages` with `installer` for the environment interpreter `python`, run
@@ -100,6 +107,7 @@ pub async fn install(
         &argv,
         kind,
         request.progress.clone(),
+        request.sandbox.clone(),
     )
     .await
 }
@@ -111,13 +119,15 @@ pub async fn uninstall(
     activation: &Activation,
     request: &UninstallRequest,
 ) -> Result<(), BackendError> {
-    let argv = installer.uninstall_argv(python, &request.packages);
+    let confined = request.sandbox.is_some();
+    let argv = installer.uninstall_argv(python, &request.packages, confined);
     output::run_installer(
         activation,
         &request.environment_id,
         &argv,
         installer.steps(),
         None,
+        request.sandbox.clone(),
     )
     .await
 }

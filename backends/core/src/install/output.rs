@@ -9,7 +9,9 @@ use wsp_protocol::results::OutputStream;
 
 use super::steps::{step, StepKind};
 use super::{ProgressSink, ProgressStep};
-use crate::execute::{resolve_cwd, run, Activation, OutputChunk, RunOptions, RunSpec};
+use crate::execute::{
+    resolve_cwd, run, Activation, OutputChunk, RunOptions, RunSpec, SandboxPolicy,
+};
 use crate::BackendError;
 
 /// The most bytes of the installer's message an error carries (its end, where installers put
@@ -32,6 +34,7 @@ pub(super) async fn run_installer(
     argv: &[String],
     kind: StepKind,
     progress: Option<ProgressSink>,
+    sandbox: Option<SandboxPolicy>,
 ) -> Result<(), BackendError> {
     let cwd = resolve_cwd(&activation.root, None)
         .map_err(|message| BackendError::failed(FailureReason::InstallFailed, message))?;
@@ -49,6 +52,7 @@ pub(super) async fn run_installer(
     let options = RunOptions {
         max_output_bytes: Some(CAPTURE_BYTES),
         output: Some(sink),
+        sandbox,
         ..RunOptions::default()
     };
     let command = run(RunSpec {

@@ -37,6 +37,7 @@ mod record;
 mod removal;
 mod reservation;
 mod reserve;
+mod sandboxed;
 mod stored;
 mod sweep;
 mod wait;
@@ -148,6 +149,24 @@ impl Store {
     /// [`get`]: Store::get
     pub async fn remove(&self, id: &str) -> Result<Removal, StoreError> {
         removal::remove(self.layout.clone(), id).await
+    }
+
+    /// Records that environment `id` runs sandboxed code (before its first sandboxed command
+    /// starts): its installs and uninstalls are confined from then on, in every process.
+    pub async fn mark_sandboxed(&self, id: &str) -> Result<(), StoreError> {
+        let layout = self.layout.clone();
+        let id = id.to_owned();
+        run_blocking(move || {
+            sandboxed::mark(&layout, &id)
+                .map_err(|e| StoreError::io(format!("marking {id} as sandboxed"), e))
+        })
+        .await
+    }
+
+    /// Whether environment `id` has run sandboxed code (see
+    /// [`mark_sandboxed`](Store::mark_sandboxed)); one `lstat`.
+    pub fn was_sandboxed(&self, id: &str) -> bool {
+        sandboxed::was_marked(&self.layout, id)
     }
 
     /// Removes leftovers: stale reservations and their roots, the trash, directories under

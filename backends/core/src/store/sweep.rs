@@ -154,7 +154,8 @@ fn empty_trash(
     Ok(())
 }
 
-/// Deletes lock files nobody holds, except the use-locks of committed environments.
+/// Deletes lock files nobody holds, except the use-locks and sandboxed markers of committed
+/// environments.
 fn delete_unused_lock_files(
     layout: &Layout,
     committed: &HashSet<String>,
@@ -166,7 +167,7 @@ fn delete_unused_lock_files(
             continue;
         };
         let wanted = match kind {
-            "use" => !committed.contains(id),
+            "use" | super::sandboxed::KIND => !committed.contains(id),
             "owner" | "delete" => true,
             _ => false,
         };

@@ -62,6 +62,32 @@ def attempt(op, *args):
             s.close()
         elif op == "kill":
             os.kill(int(args[0]), 0)
+        elif op == "chmod":
+            os.chmod(args[0], 0o4777)
+        elif op == "fchmod-stdin":
+            os.fchmod(0, 0o666)
+        elif op == "utime":
+            os.utime(args[0], (0, 0))
+        elif op == "setxattr":
+            os.setxattr(args[0], "user.wsp-escape", b"1")
+        elif op == "chown":
+            os.chown(args[0], os.getuid(), os.getgid())
+        elif op == "shm-attach":
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            shmid = libc.shmget(int(args[0]), 0, 0)
+            if shmid < 0:
+                raise OSError(ctypes.get_errno(), "shmget")
+        elif op == "shm-create":
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.shmget(int(args[0]), 4096, 0o1600) < 0:  # IPC_CREAT | 0600
+                raise OSError(ctypes.get_errno(), "shmget")
+        elif op == "msg-create":
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.msgget(int(args[0]), 0o1600) < 0:
+                raise OSError(ctypes.get_errno(), "msgget")
         elif op == "setns":
             import ctypes
             fd = os.open(args[0], os.O_RDONLY)
@@ -117,10 +143,7 @@ impl Fixture {
 
     /// The sandbox of the environment `ID`, hiding the state directory.
     pub fn policy(&self) -> SandboxPolicy {
-        SandboxPolicy {
-            root: self.root.clone(),
-            hidden: vec![self.state.path().to_path_buf()],
-        }
+        SandboxPolicy::offline(self.root.clone(), vec![self.state.path().to_path_buf()])
     }
 
     /// Sandboxed options in `mode`.

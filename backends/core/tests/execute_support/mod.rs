@@ -224,6 +224,9 @@ pub fn contained(mode: ContainmentMode) -> RunOptions {
 
 /// A real Python 3 interpreter: the newest 3.x under `$PYENV_ROOT/versions`.
 pub fn python3() -> PathBuf {
+    if let Some(python) = std::env::var_os(TEST_PYTHON_VAR) {
+        return PathBuf::from(python);
+    }
     let root = std::env::var_os("PYENV_ROOT")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".pyenv")))
@@ -247,5 +250,51 @@ pub fn python3() -> PathBuf {
 pub fn kill(pid: i32) {
     if let Some(pid) = rustix::process::Pid::from_raw(pid) {
         let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+    }
+}
+
+/// Set for a test run as another user, who cannot read the pyenv interpreters: the Python to
+/// use instead.
+pub const TEST_PYTHON_VAR: &str = "WSP_TEST_PYTHON";
+
+/// The uid and gid an unprivileged rerun takes (`nobody`).
+const UNPRIVILEGED: u32 = 65534;
+
+/// Under root, runs `tests` of this test binary again as an unprivileged user (with
+/// `setpriv`, Python from `/usr/bin/python3`) and asserts they pass; otherwise does nothing,
+/// since the run itself is then the unprivileged one.
+pub fn rerun_unprivileged(tests: &[&str]) {
+    if rustix::process::geteuid().as_raw() != 0 || std::env::var_os(TEST_PYTHON_VAR).is_some() {
+        return;
+    }
+    let exe = std::env::current_exe().expect("the test binary");
+    let home = tempfile::tempdir().expect("a home");
+    std::fs::set_permissions(
+        home.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .expect("the home is open");
+    let id = UNPRIVILEGED.to_string();
+    for test in tests {
+        let output = std::process::Command::new("setpriv")
+            .args(["--reuid", &id, "--regid", &id, "--clear-groups", "--"])
+            .arg(&exe)
+            .args(["--exact", test, "--test-threads", "1", "--nocapture"])
+            .env(TEST_PYTHON_VAR, "/usr/bin/python3")
+            .env("HOME", home.path())
+            .env("TMPDIR", "/tmp")
+            .env_remove("PYENV_ROOT")
+            .output()
+            .expect("setpriv runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(output.status.success(), "{test} as uid {id}:\n{text}");
+        assert!(
+            text.contains("1 passed"),
+            "{test} did not run as uid {id}:\n{text}"
+        );
     }
 }

@@ -50,10 +50,12 @@ fn probe() -> Result<ABI, String> {
     let tmp = tmpdir::PrivateTmp::create()
         .map_err(|error| format!("cannot make a private TMPDIR: {error}"))?;
     let hidden = [tmp.base().to_path_buf()];
-    let ruleset = rules::ruleset(abi, &[tmp.path()], &hidden)?;
+    let writable = [tmp.path()];
+    let ruleset = rules::ruleset(abi, &writable, &hidden, None)?;
     let (failures, report) =
         failure_pipe().map_err(|error| format!("cannot make a pipe: {error}"))?;
-    let mut child = ChildSandbox::new(ruleset, report);
+    let mut child = ChildSandbox::new(ruleset, &writable, false, report)
+        .map_err(|error| format!("cannot prepare the mounts: {error}"))?;
     // SAFETY: the child makes only the sandbox's own system calls, then `_exit`s.
     let pid = unsafe { libc::fork() };
     match pid {
@@ -85,7 +87,10 @@ const PROBE_NOT_CONFINED: i32 = 3;
 /// # Safety
 /// Call only in a freshly forked child.
 unsafe fn enter_and_check(child: &mut ChildSandbox) -> i32 {
-    if child.enter_namespaces().is_err() || child.restrict().is_err() {
+    if child.enter_namespaces().is_err()
+        || child.confine_mounts(false).is_err()
+        || child.restrict().is_err()
+    {
         return 1;
     }
     // Nothing grants reading `/` itself.

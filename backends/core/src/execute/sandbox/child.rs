@@ -1,5 +1,6 @@
-//! What a sandboxed child does between fork and exec: enter a user and a network namespace,
-//! and, last, restrict itself with the ruleset the parent built.
+//! What a sandboxed child does between fork and exec: enter its namespaces (user, mount, IPC,
+//! and network unless the run may use the network), make every mount read-only but the
+//! writable trees, and, last, restrict itself with the ruleset the parent built.
 //!
 //! Everything here runs in a copy of a multithreaded process: plain system calls only, no
 //! allocation. A step that fails reports itself through a close-on-exec pipe before the
@@ -7,6 +8,9 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::Path;
+
+use super::mounts::{reopen_null_stdin, MountPlan};
 
 use landlock::{RestrictSelfError, RulesetCreated, RulesetError, RulesetStatus};
 
@@ -17,6 +21,7 @@ enum Step {
     Namespaces = 1,
     Restrict = 2,
     NotEnforced = 3,
+    Mounts = 4,
 }
 
 /// The child's half of a sandbox, prepared before the fork.
@@ -24,25 +29,37 @@ enum Step {
 pub(in crate::execute) struct ChildSandbox {
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
+    network: bool,
+    mounts: MountPlan,
     ruleset: Option<RulesetCreated>,
     report: OwnedFd,
 }
 
 impl ChildSandbox {
     /// A child that maps this process's own uid and gid to themselves in its user namespace,
-    /// then enforces `ruleset`, reporting failures to `report`.
-    pub(super) fn new(ruleset: RulesetCreated, report: OwnedFd) -> Self {
+    /// keeps only `writable` writable (every other mount read-only), keeps the host's network
+    /// when `network` (else a network namespace of its own), then enforces `ruleset`,
+    /// reporting failures to `report`.
+    pub(super) fn new(
+        ruleset: RulesetCreated,
+        writable: &[&Path],
+        network: bool,
+        report: OwnedFd,
+    ) -> io::Result<Self> {
         let uid = rustix::process::geteuid().as_raw();
         let gid = rustix::process::getegid().as_raw();
-        ChildSandbox {
+        Ok(ChildSandbox {
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+            network,
+            mounts: MountPlan::new(writable)?,
             ruleset: Some(ruleset),
             report,
-        }
+        })
     }
 
-    /// Unshares a user namespace and a network namespace, and maps the ids.
+    /// Unshares the user, mount and IPC namespaces (and the network namespace unless the run
+    /// keeps the network), and maps the ids.
     ///
     /// # Safety
     /// Call only in a freshly forked, single-threaded child, before exec.
@@ -54,8 +71,32 @@ impl ChildSandbox {
         entered
     }
 
+    /// Makes every mount but the writable trees read-only (after everything else that writes
+    /// to `/proc`). With `reopen_stdin`, stdin (the null device) is opened again inside, so
+    /// that no descriptor of a writable host mount is left to the command.
+    ///
+    /// # Safety
+    /// Call only in the child, after [`Self::enter_namespaces`], before exec.
+    pub(in crate::execute) unsafe fn confine_mounts(&self, reopen_stdin: bool) -> io::Result<()> {
+        let mounted = self.mounts.apply().and_then(|()| {
+            if reopen_stdin {
+                reopen_null_stdin()
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(error) = &mounted {
+            self.report(Step::Mounts, error.raw_os_error().unwrap_or(0));
+        }
+        mounted
+    }
+
     unsafe fn unshare_and_map(&self) -> io::Result<()> {
-        if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) == -1 {
+        let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
+        if !self.network {
+            flags |= libc::CLONE_NEWNET;
+        }
+        if libc::unshare(flags) == -1 {
             return Err(io::Error::last_os_error());
         }
         // Required before `gid_map` without privilege over the parent namespace, which a
@@ -138,7 +179,10 @@ pub(super) fn read_failure(failures: &OwnedFd) -> Option<String> {
     let error = io::Error::from_raw_os_error(errno);
     Some(match step {
         s if s == Step::Namespaces as u32 => {
-            format!("cannot enter a new user and network namespace: {error}")
+            format!("cannot enter new user, mount, IPC and network namespaces: {error}")
+        }
+        s if s == Step::Mounts as u32 => {
+            format!("cannot make the system read-only around the writable trees: {error}")
         }
         s if s == Step::NotEnforced as u32 => {
             "Landlock did not enforce the whole ruleset".to_owned()

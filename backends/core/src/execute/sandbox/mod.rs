@@ -22,33 +22,54 @@
 //! is opened without following symlinks, so a symlink planted next to a hidden path cannot
 //! widen a rule.
 //!
-//! Between fork and exec the child (module `child`) first unshares a user namespace and a
-//! network namespace together (the user namespace gives it the right to make the network
-//! namespace when it is not root; when it is root it still takes one, so that the command
-//! holds no capability over the host's namespaces and cannot `setns` back into the host's
-//! network through `/proc/1/ns/net`). The user namespace maps every id the server has to
-//! itself (only its own uid and gid when it is not root), so files keep their owners. Then
-//! the containment's PID namespace, the working directory and the rlimits follow as for every
-//! command, and last the child calls `landlock_restrict_self` (with `no_new_privs`), which
-//! must report the ruleset fully enforced. Any failure in the child ends the spawn with
-//! reason [`FailureReason::SandboxUnavailable`]; nothing runs unconfined.
+//! Between fork and exec the child (module `child`) first unshares, together, a user
+//! namespace, a mount namespace, an IPC namespace and (unless the policy keeps the network)
+//! a network namespace. The user namespace gives it the right to make the others when it is
+//! not root; when it is root it still takes one, so that the command holds no capability
+//! over the host's namespaces and cannot `setns` back into them through `/proc/1/ns/*`. It
+//! maps every id the server has to itself (only its own uid and gid when it is not root),
+//! so files keep their owners. The IPC namespace gives the command SysV shared memory,
+//! semaphores and message queues of its own, which die with the run. Then the containment's
+//! PID namespace is entered (inside the sandbox's user namespace, needing none of its own),
+//! and the mounts are confined (module `mounts`): every mount of the private mount namespace
+//! becomes read-only and `nosuid`, except the root and the `TMPDIR`, bind-mounted onto
+//! themselves, so `chmod`, `chown`, `utime` and extended attributes fail outside them
+//! whoever owns the file. Stdin (the null device) is opened again inside, and the working
+//! directory is entered again by path and checked to be the same directory, so that no
+//! descriptor of a writable host mount is left to the command. Last come the rlimits and
+//! `landlock_restrict_self` (with `no_new_privs`), which must report the ruleset fully
+//! enforced: Landlock is the second wall, denying writes outside the writable trees and
+//! reads of the hidden ones. Any failure in the child ends the spawn with reason
+//! [`FailureReason::SandboxUnavailable`]; nothing runs unconfined.
+//!
+//! A policy may keep the host's network ([`SandboxNetwork::TcpConnect`], for an installer
+//! that reaches its index): then TCP connections go only to the listed ports and no TCP port
+//! can be bound (Landlock ABI 4 and later), abstract UNIX sockets outside the sandbox are out
+//! of reach (ABI 6 and later), and name lookups over UDP work.
 //!
 //! A sandbox needs a containment that holds new sessions (a cgroup or a PID namespace): a
 //! process that outlived its run would go on writing into the environment after the answer,
 //! and race the removal of its `TMPDIR`. Any machine that can make the sandbox's user namespace can make such a PID
 //! namespace, so this only refuses an explicitly chosen process-group containment.
 //!
-//! # What Landlock (ABI ≤ 7) does not cover
-//! - Path lookup and metadata: `stat` works everywhere, and `chmod`, `chown`, `utimes` and
-//!   extended attributes of files the user already owns are not confined.
-//! - Connecting to a pathname UNIX socket the user may write (ABI 9 adds a right for it;
-//!   this code does not use ABIs it was not tested with). Abstract UNIX sockets belong to the
-//!   network namespace and are cut off with it.
+//! # What is not covered
+//! - `stat` works everywhere, and directories on the way to a hidden tree (`/`, `/tmp`, ...)
+//!   cannot be listed.
+//! - Connecting to a pathname UNIX socket the user may write (Landlock ABI 9 adds a right
+//!   for it; this code does not use ABIs it was not tested with). Abstract UNIX sockets
+//!   belong to the network namespace and are cut off with it.
 //! - A tree the state directory is also mounted at (a bind mount elsewhere) is readable there.
-//! - Directories on the way to a hidden tree (`/`, `/tmp`, ...) cannot be listed.
+//! - A file of the root that is a hard link of a file outside it shares its contents: writing
+//!   it writes the outside file. The server copies such files before a sandboxed run (see
+//!   module `links` of `execute`).
+//! - A root server's sandbox runs as root inside its user namespace: it owns the root's
+//!   files, and can make setuid files there. Outside the root and `TMPDIR` every mount is
+//!   read-only, and the state directory is private to the server's user (mode 0700), so no
+//!   other user reaches them.
 
 mod availability;
 mod child;
+mod mounts;
 mod rules;
 mod tmpdir;
 
@@ -86,6 +107,31 @@ pub struct SandboxPolicy {
     /// Trees it may not even read, except `root` where it lies inside one: the state
     /// directory.
     pub hidden: Vec<PathBuf>,
+    /// What it may reach over the network.
+    pub network: SandboxNetwork,
+}
+
+impl SandboxPolicy {
+    /// A command in the environment at `root` that may not read `hidden` and has no network.
+    pub fn offline(root: PathBuf, hidden: Vec<PathBuf>) -> Self {
+        SandboxPolicy {
+            root,
+            hidden,
+            network: SandboxNetwork::None,
+        }
+    }
+}
+
+/// The network a sandboxed command may use.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum SandboxNetwork {
+    /// None at all: a network namespace of its own, with only a loopback that is down.
+    #[default]
+    None,
+    /// The host's network, to connect over TCP to these ports only (an installer reaching its
+    /// index); no TCP port may be bound. Name lookups (UDP) are not confined. On a kernel
+    /// whose Landlock ABI is older than 4, TCP is not confined either.
+    TcpConnect(Vec<u16>),
 }
 
 /// One run's sandbox, from before the spawn until the run ends.
@@ -123,12 +169,19 @@ impl Prepared {
         let tmp = tmpdir::PrivateTmp::create()
             .map_err(|error| unavailable_by("cannot make the private TMPDIR", error))?;
         hidden.push(tmp.base().to_path_buf());
-        let ruleset = rules::ruleset(abi, &[&root, tmp.path()], &hidden).map_err(unavailable)?;
+        let writable = [root.as_path(), tmp.path()];
+        let connect = match &policy.network {
+            SandboxNetwork::None => None,
+            SandboxNetwork::TcpConnect(ports) => Some(ports.as_slice()),
+        };
+        let ruleset = rules::ruleset(abi, &writable, &hidden, connect).map_err(unavailable)?;
         let (failures, report) =
             child::failure_pipe().map_err(|error| unavailable_by("cannot make a pipe", error))?;
+        let child = ChildSandbox::new(ruleset, &writable, connect.is_some(), report)
+            .map_err(|error| unavailable_by("cannot prepare the mounts", error))?;
         Ok(Prepared {
             tmp,
-            child: Some(ChildSandbox::new(ruleset, report)),
+            child: Some(child),
             failures,
         })
     }

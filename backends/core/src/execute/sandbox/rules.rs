@@ -12,8 +12,8 @@ use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
 
 use landlock::{
-    Access, AccessFs, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr, RulesetCreated,
-    RulesetCreatedAttr, Scope, ABI,
+    Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath, Ruleset,
+    RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope, ABI,
 };
 use rustix::fs::{FileType, Mode, OFlags};
 
@@ -22,11 +22,14 @@ use rustix::fs::{FileType, Mode, OFlags};
 const DEVICES: [&str; 5] = ["null", "zero", "full", "random", "urandom"];
 
 /// The ruleset: every right of `abi` handled; read and execute on everything outside
-/// `hidden`; every right on `writable`; read and write on [`DEVICES`].
+/// `hidden`; every right on `writable`; read and write on [`DEVICES`]. With `connect` (a run
+/// that keeps the host's network), TCP is handled too where `abi` can: connecting only to
+/// those ports, binding none.
 pub(super) fn ruleset(
     abi: ABI,
     writable: &[&Path],
     hidden: &[PathBuf],
+    connect: Option<&[u16]>,
 ) -> Result<RulesetCreated, String> {
     let all = AccessFs::from_all(abi);
     let read = AccessFs::from_read(abi);
@@ -43,7 +46,17 @@ pub(super) fn ruleset(
     if !scopes.is_empty() {
         ruleset = ruleset.scope(scopes).map_err(failed)?;
     }
+    let tcp = AccessNet::from_all(abi);
+    let connect = connect.filter(|_| !tcp.is_empty());
+    if connect.is_some() {
+        ruleset = ruleset.handle_access(tcp).map_err(failed)?;
+    }
     let mut created = ruleset.create().map_err(failed)?;
+    for &port in connect.unwrap_or_default() {
+        created = created
+            .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+            .map_err(failed)?;
+    }
 
     let hidden: Vec<Vec<OsString>> = hidden.iter().map(|path| components(path)).collect();
     let hidden: Vec<&[OsString]> = hidden.iter().map(Vec::as_slice).collect();

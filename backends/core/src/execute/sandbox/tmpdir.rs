@@ -1,14 +1,17 @@
-//! The private temporary directory of one sandboxed run: `<temp>/wsp-sandbox-<uid>/<random>`,
-//! mode 0700, removed when the run ends.
+//! The private temporary directory of one sandboxed run:
+//! `<temp>/wsp-sandbox-<uid>-<pid>-<random>/<random>`, mode 0700, removed when the run ends.
 //!
-//! All of them lie in one base directory per user, which every sandbox hides, so that no run
-//! reads another's. The base must be a real directory of this user that no one else can
-//! enter; one that some other user planted in the shared temporary directory is refused.
+//! All of a server's runs have theirs in one base directory of that server process, which
+//! every sandbox hides, so that no run reads another's. The base has a name nobody can guess
+//! and is made with `mkdir` (which fails on anything already there), mode 0700, so no other
+//! user can plant it or enter it. Bases that servers which are gone left behind (empty, since
+//! every run removes its own directory) are removed when a new base is made.
 
 use std::fs::DirBuilder;
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use rand::Rng;
@@ -99,28 +102,64 @@ fn remove_in_background(path: PathBuf) {
     }
 }
 
-/// `<temp>/wsp-sandbox-<uid>`, made if missing, checked to be this user's private directory.
+/// This process's base directory, made on first use.
 fn base_dir() -> io::Result<PathBuf> {
+    static BASE: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    BASE.get_or_init(|| make_base_dir().map_err(|error| error.to_string()))
+        .clone()
+        .map_err(io::Error::other)
+}
+
+fn make_base_dir() -> io::Result<PathBuf> {
     let uid = rustix::process::geteuid().as_raw();
-    let base = std::env::temp_dir()
-        .canonicalize()?
-        .join(format!("wsp-sandbox-{uid}"));
-    match DirBuilder::new().mode(0o700).create(&base) {
-        Ok(()) => {}
-        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(error) => return Err(error),
+    let temp = std::env::temp_dir().canonicalize()?;
+    let prefix = format!("wsp-sandbox-{uid}-");
+    remove_abandoned_bases(&temp, &prefix);
+    let pid = std::process::id();
+    for _ in 0..16 {
+        let nonce: u64 = rand::rng().random();
+        let base = temp.join(format!("{prefix}{pid}-{nonce:016x}"));
+        match DirBuilder::new().mode(0o700).create(&base) {
+            Ok(()) => return Ok(base),
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(error) => return Err(error),
+        }
     }
-    let metadata = std::fs::symlink_metadata(&base)?;
-    if !metadata.is_dir() || metadata.uid() != uid || metadata.mode() & 0o077 != 0 {
-        return Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!(
-                "{} is not a directory that only this user can enter",
-                base.display()
-            ),
-        ));
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "no fresh name for the sandbox's base directory",
+    ))
+}
+
+/// Removes the empty bases of this user's servers that are gone (`rmdir` removes nothing
+/// else; a base of another user is not this user's to remove).
+fn remove_abandoned_bases(temp: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(temp) else {
+        return;
+    };
+    let uid = rustix::process::geteuid().as_raw();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|name| name.strip_prefix(prefix))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let ours = std::fs::symlink_metadata(entry.path())
+            .is_ok_and(|meta| meta.is_dir() && meta.uid() == uid);
+        if ours && !process_exists(pid) {
+            let _ = std::fs::remove_dir(entry.path());
+        }
     }
-    Ok(base)
+}
+
+fn process_exists(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    let signalled = unsafe { libc::kill(pid, 0) } == 0;
+    signalled || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// Removes the tree at `path`, however deep, following nothing (see [`crate::remove_tree`]);
