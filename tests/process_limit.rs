@@ -47,7 +47,18 @@ async fn prepare(server: &mut Server) -> (Option<String>, Value) {
 }
 
 async fn fork_60(server: &mut Server, id: i64, env: &Value, processes: Option<u64>) -> Value {
-    let mut params = json!({"id": env["id"], "argv": ["python", "-c", FORK_60]});
+    fork_60_in(server, id, env, processes, false).await
+}
+
+async fn fork_60_in(
+    server: &mut Server,
+    id: i64,
+    env: &Value,
+    processes: Option<u64>,
+    sandbox: bool,
+) -> Value {
+    let mut params =
+        json!({"id": env["id"], "argv": ["python", "-c", FORK_60], "sandbox": sandbox});
     if let Some(processes) = processes {
         params["limits"] = json!({"processes": processes});
     }
@@ -78,30 +89,37 @@ async fn a_process_limit_binds_in_every_mode() {
             Server::start_with_env(&temp.path().join("state"), &[], &[(MODE_VAR, mode)]);
         let (how, env) = prepare(&mut server).await;
         let limited = fork_60(&mut server, 2, &env, Some(10)).await;
-        if limited.get("error").is_some() {
-            assert_eq!(error_code(&limited), -31004, "{mode}: {limited}");
-            assert_eq!(limited["error"]["data"]["reason"], "limit-unavailable");
-            assert_eq!(how.as_deref(), Some("unavailable"), "{mode}");
-        } else if is_root() {
-            // Ten tasks: Python itself and nine children.
-            assert_eq!(
-                forked(&limited),
-                9,
-                "{mode}: the limit binds root: {limited}"
-            );
-            assert_eq!(how.as_deref(), Some("cgroup"), "{mode}");
-        } else {
-            // RLIMIT_NPROC counts every process of the user, so it allows fewer.
-            assert!(forked(&limited) <= 9, "{mode}: {limited}");
-            assert!(
-                matches!(how.as_deref(), Some("cgroup" | "rlimit")),
-                "{mode}"
-            );
+        check_limited(mode, how.as_deref(), &limited);
+        // A sandboxed command too, where the sandbox works.
+        let sandboxed = fork_60_in(&mut server, 4, &env, Some(10), true).await;
+        if sandboxed["error"]["data"]["reason"] != "sandbox-unavailable" {
+            check_limited(mode, how.as_deref(), &sandboxed);
         }
         let unlimited = fork_60(&mut server, 3, &env, None).await;
         assert_eq!(forked(&unlimited), 60, "{mode}: {unlimited}");
         let (code, log) = server.finish().await;
         assert_eq!(code, 0, "{log}");
+    }
+}
+
+/// Checks the answer to a `processes: 10` run of [`FORK_60`] against what `initialize` said.
+fn check_limited(mode: &str, how: Option<&str>, limited: &Value) {
+    if limited.get("error").is_some() {
+        assert_eq!(error_code(limited), -31004, "{mode}: {limited}");
+        assert_eq!(limited["error"]["data"]["reason"], "limit-unavailable");
+        assert_eq!(how, Some("unavailable"), "{mode}");
+    } else if is_root() {
+        // Ten tasks: Python itself and nine children.
+        assert_eq!(
+            forked(&limited),
+            9,
+            "{mode}: the limit binds root: {limited}"
+        );
+        assert_eq!(how, Some("cgroup"), "{mode}");
+    } else {
+        // RLIMIT_NPROC counts every process of the user, so it allows fewer.
+        assert!(forked(&limited) <= 9, "{mode}: {limited}");
+        assert!(matches!(how, Some("cgroup" | "rlimit")), "{mode}");
     }
 }
 
