@@ -55,6 +55,10 @@ pub fn reference_server(config: &ServeConfig) -> Result<wsp_server::Server, Star
     if let Some(max) = config.max_output_bytes {
         wsp_backend::execute::set_default_max_output_bytes(max);
     }
+    // Found once per process, at start: in cgroup mode this makes the server's cgroup subtree,
+    // killing and removing what dead servers left.
+    let containment = wsp_backend::execute::containment_mode();
+    tracing::debug!(mode = containment.as_str(), "containment");
     let environments = crate::backends::environments(config, store)?;
     let facts = ServerFacts {
         wsp_home: dir.display().to_string(),
@@ -65,6 +69,7 @@ pub fn reference_server(config: &ServeConfig) -> Result<wsp_server::Server, Star
         sandbox_unavailable_reason: wsp_backend::execute::sandbox_availability()
             .err()
             .map(str::to_owned),
+        process_limit: Some(wsp_backend::execute::process_limit().as_str().to_owned()),
         ..ServerFacts::default()
     };
     let builder = ServerBuilder::new();

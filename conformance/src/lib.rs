@@ -232,6 +232,7 @@ impl Fixture {
                 wsp_home: self.state_dir.display().to_string(),
                 session_durability: "durable".into(),
                 features: Environments::features(true),
+                process_limit: Some(wsp_backend::execute::process_limit().as_str().to_owned()),
                 ..ServerFacts::default()
             })
             .with_router(|router| environments.bind(router, Some(notifier)))

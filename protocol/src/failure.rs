@@ -32,6 +32,9 @@ pub enum FailureReason {
     ChannelUnavailable,
     /// `sandbox: true` was asked for where the sandbox cannot be enforced.
     SandboxUnavailable,
+    /// A resource limit was asked for that this server cannot enforce (`limits.processes`
+    /// where no `pids` cgroup and no binding `RLIMIT_NPROC` is at hand).
+    LimitUnavailable,
     /// The state directory is unreadable, corrupt or full.
     StateStore,
     /// The backend did not answer in time (a tower timeout around it).
@@ -43,7 +46,7 @@ pub enum FailureReason {
 }
 
 /// Every reason that is a variant, with its wire spelling.
-const KNOWN: [(FailureReason, &str); 12] = [
+const KNOWN: [(FailureReason, &str); 13] = [
     (FailureReason::ProvisionFailed, "provision-failed"),
     (FailureReason::DescribeFailed, "describe-failed"),
     (FailureReason::SpawnFailed, "spawn-failed"),
@@ -53,6 +56,7 @@ const KNOWN: [(FailureReason, &str); 12] = [
     (FailureReason::BackendUnavailable, "backend-unavailable"),
     (FailureReason::ChannelUnavailable, "channel-unavailable"),
     (FailureReason::SandboxUnavailable, "sandbox-unavailable"),
+    (FailureReason::LimitUnavailable, "limit-unavailable"),
     (FailureReason::StateStore, "state-store"),
     (FailureReason::Timeout, "timeout"),
     (FailureReason::BackendError, "backend-error"),

@@ -168,15 +168,16 @@ pub struct ExecuteParams {
     pub sandbox: Option<bool>,
 }
 
-/// `environment/execute`'s `limits`: each one, when set, is at least 1 and becomes the
-/// child's soft and hard rlimit.
+/// `environment/execute`'s `limits`: each one, when set, is at least 1; the first, second and
+/// last become the child's soft and hard rlimits.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ExecuteLimits {
     /// Address space, in bytes (`RLIMIT_AS`).
     pub memory_bytes: Option<u64>,
     /// CPU time, in seconds (`RLIMIT_CPU`).
     pub cpu_seconds: Option<u64>,
-    /// Processes of the user (`RLIMIT_NPROC`).
+    /// Tasks of the command: `pids.max` of a cgroup of its own, or where there is none,
+    /// `RLIMIT_NPROC` (which counts the user's processes); see `initialize`'s `process_limit`.
     pub processes: Option<u64>,
     /// Open file descriptors (`RLIMIT_NOFILE`).
     pub open_files: Option<u64>,

@@ -105,6 +105,13 @@ pub struct Capabilities {
     /// Why sandboxing is unavailable; sent only when it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox_unavailable_reason: Option<String>,
+    /// How `environment/execute`'s `limits.processes` is enforced: `cgroup` (`pids.max` of a
+    /// cgroup of the command's own: it binds root, and counts the command's tasks only),
+    /// `rlimit` (`RLIMIT_NPROC`: it counts every process of the server's user, and does not
+    /// bind root) or `unavailable` (a request that sets it is refused, `-31004` with reason
+    /// `limit-unavailable`). Absent from a server that runs no commands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_limit: Option<String>,
     /// Schema version and fingerprint.
     pub schema: SchemaInfo,
     /// The environment backend's name (`venv`, `uv`, `conda`, …).

@@ -24,6 +24,9 @@ pub struct ServerFacts {
     /// Why `sandbox: true` cannot be enforced here, or `None` where it can (`initialize`'s
     /// `sandbox_availability`; the reference server probes the kernel once at startup).
     pub sandbox_unavailable_reason: Option<String>,
+    /// How `limits.processes` is enforced (`cgroup`, `rlimit` or `unavailable`;
+    /// `initialize`'s `process_limit`), or `None` for a server that runs no commands.
+    pub process_limit: Option<String>,
 }
 
 impl Default for ServerFacts {
@@ -36,6 +39,7 @@ impl Default for ServerFacts {
             backend: "none".to_owned(),
             features: Vec::new(),
             sandbox_unavailable_reason: Some("this server runs no commands".to_owned()),
+            process_limit: None,
         }
     }
 }
@@ -72,6 +76,7 @@ pub(crate) fn bind_lifecycle_methods(
         }
         .to_owned(),
         sandbox_unavailable_reason: facts.sandbox_unavailable_reason.clone(),
+        process_limit: facts.process_limit.clone(),
         schema: SchemaInfo {
             version: PROTOCOL_VERSION.to_owned(),
             fingerprint: listed.fingerprint(),

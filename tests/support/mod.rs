@@ -63,7 +63,26 @@ impl Server {
 
     /// Starts `wsp serve` on `state_dir` with `env` set on top of the test's environment.
     pub fn start_with_env(state_dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_wsp"));
+        Server::start_wrapped(&[], state_dir, extra, env)
+    }
+
+    /// Like [`Server::start_with_env`], with `wsp serve ...` run by `wrapper` (a program and
+    /// its first arguments, to which the `wsp` binary's path and the rest are appended).
+    pub fn start_wrapped(
+        wrapper: &[&str],
+        state_dir: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Server {
+        let wsp = env!("CARGO_BIN_EXE_wsp");
+        let mut command = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut command = Command::new(program);
+                command.args(args).arg(wsp);
+                command
+            }
+            None => Command::new(wsp),
+        };
         command.envs(env.iter().copied());
         command
             .arg("serve")

@@ -7,6 +7,7 @@ pub mod execute;
 pub mod install;
 pub mod interpreters;
 pub mod packages;
+mod remove_tree;
 pub mod store;
 pub mod venv_layout;
 

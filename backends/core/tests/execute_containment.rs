@@ -7,6 +7,11 @@ use execute_support::{alive, contained, containing_modes, wait_gone, Env, PidPip
 use wsp_backend::execute::{containment_mode, ContainmentMode, PIPE_GRACE};
 use wsp_backend::BackendError;
 
+/// Held by each test that runs commands. In `cgroup` mode the end of every run kills the
+/// processes in this process's own cgroup that do not descend from it, which is where a
+/// `process-group` daemon lands: the test that shows it escaping runs alone.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// A double fork and `setsid`: the daemon records its pid, signals that it is up, and sleeps
 /// holding stdout; the main process exits as soon as it is up.
 fn daemon_script(pipe: &PidPipe, marker: &std::path::Path) -> String {
@@ -30,6 +35,7 @@ fn the_best_mode_here_contains_new_sessions() {
 
 #[tokio::test]
 async fn setsid_daemons_are_gone_when_the_run_returns() {
+    let _serial = SERIAL.lock().await;
     for mode in containing_modes() {
         let env = Env::new();
         let mut pipe = PidPipe::new(env.root(), "pids");
@@ -46,6 +52,7 @@ async fn setsid_daemons_are_gone_when_the_run_returns() {
 
 #[tokio::test]
 async fn in_process_group_mode_a_setsid_daemon_escapes_and_costs_the_grace() {
+    let _serial = SERIAL.lock().await;
     let env = Env::new();
     let mut pipe = PidPipe::new(env.root(), "pids");
     let script = daemon_script(&pipe, &env.path("up"));
@@ -67,6 +74,7 @@ async fn in_process_group_mode_a_setsid_daemon_escapes_and_costs_the_grace() {
 
 #[tokio::test]
 async fn dropping_the_run_kills_setsid_daemons_and_background_jobs() {
+    let _serial = SERIAL.lock().await;
     for mode in containing_modes() {
         let env = Env::new();
         let mut pipe = PidPipe::new(env.root(), "pids");
@@ -90,6 +98,7 @@ async fn dropping_the_run_kills_setsid_daemons_and_background_jobs() {
 
 #[tokio::test]
 async fn background_jobs_are_gone_when_the_run_returns() {
+    let _serial = SERIAL.lock().await;
     for mode in containing_modes() {
         let env = Env::new();
         let mut pipe = PidPipe::new(env.root(), "pids");
@@ -110,6 +119,7 @@ async fn background_jobs_are_gone_when_the_run_returns() {
 
 #[tokio::test]
 async fn pid_namespaces_keep_exit_statuses_output_and_spawn_errors() {
+    let _serial = SERIAL.lock().await;
     let modes = containing_modes()
         .into_iter()
         .filter(|mode| matches!(mode, ContainmentMode::PidNamespace { .. }));

@@ -90,12 +90,13 @@ fn exiting_after_kill_all_live_leaves_nothing_running() {
             assert!(wait_gone(pid, BOUND), "{mode:?}: {pid} outlived the server");
         }
         if let (ContainmentMode::Cgroup, Some(dir)) = (mode, own_cgroup_dir()) {
-            let prefix = format!("wsp-{inner_pid}-");
+            // Its subtree, `wsp-<pid>`, is removed at exit with the commands' cgroups in it.
+            let subtree = format!("wsp-{inner_pid}");
             let left: Vec<String> = std::fs::read_dir(&dir)
                 .unwrap()
                 .flatten()
                 .map(|entry| entry.file_name().to_string_lossy().into_owned())
-                .filter(|name| name.starts_with(&prefix))
+                .filter(|name| name == &subtree || name.starts_with(&format!("{subtree}-")))
                 .collect();
             assert!(left.is_empty(), "cgroups left behind: {left:?}");
         }

@@ -9,7 +9,9 @@ use execute_support::{
     alive, contained, containing_modes, python3, wait_gone, Env, PidPipe, BOUND,
 };
 use tokio::sync::mpsc;
-use wsp_backend::execute::{ContainmentMode, OutputChunk, RunOptions, TIMED_OUT_EXIT_CODE};
+use wsp_backend::execute::{
+    process_limit, ContainmentMode, OutputChunk, ProcessLimit, RunOptions, TIMED_OUT_EXIT_CODE,
+};
 use wsp_protocol::params::ExecuteLimits;
 use wsp_protocol::results::OutputStream;
 
@@ -159,12 +161,12 @@ async fn memory_bytes_makes_a_large_allocation_fail() {
 }
 
 #[tokio::test]
-async fn every_limit_becomes_an_rlimit_of_the_child() {
+async fn every_limit_but_processes_becomes_an_rlimit_of_the_child() {
     let env = Env::new();
     let limits = ExecuteLimits {
         memory_bytes: Some(1 << 30),
         cpu_seconds: Some(7),
-        processes: Some(321),
+        processes: (process_limit() == ProcessLimit::Rlimit).then_some(321),
         open_files: Some(40),
     };
     let result = env
@@ -185,7 +187,9 @@ async fn every_limit_becomes_an_rlimit_of_the_child() {
     };
     assert_eq!(row("Max address space"), "1073741824 1073741824");
     assert_eq!(row("Max cpu time"), "7 7");
-    assert_eq!(row("Max processes"), "321 321");
+    if process_limit() == ProcessLimit::Rlimit {
+        assert_eq!(row("Max processes"), "321 321");
+    }
     assert_eq!(row("Max open files"), "40 40");
 
     let few_files = ExecuteLimits {
@@ -211,6 +215,59 @@ async fn every_limit_becomes_an_rlimit_of_the_child() {
     };
     let spin = env.sh("while :; do :; done", with_limits(one_second)).await;
     assert!([-24, -9].contains(&spin.exit_code), "{spin:?}");
+}
+
+/// Forks up to 60 children that each wait a second, and prints how many forks succeeded.
+const FORK_60: &str = "
+import os, time
+forked = 0
+for _ in range(60):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(1)
+        os._exit(0)
+    forked += 1
+print(forked)
+";
+
+#[tokio::test]
+async fn the_process_limit_binds_in_every_mode_or_is_refused() {
+    let env = Env::new();
+    let python = python3();
+    let argv = [python.to_str().unwrap(), "-c", FORK_60];
+    let mut modes = containing_modes();
+    modes.push(ContainmentMode::ProcessGroup);
+    for mode in modes {
+        let options = RunOptions {
+            limits: ExecuteLimits {
+                processes: Some(10),
+                ..ExecuteLimits::default()
+            },
+            ..contained(mode)
+        };
+        match (process_limit(), env.run(&argv, options).await) {
+            // Ten tasks: Python and nine children; RLIMIT_NPROC counts the user's others too.
+            (ProcessLimit::Cgroup, Ok(result)) => assert_eq!(result.stdout, "9\n", "{mode:?}"),
+            (ProcessLimit::Rlimit, Ok(result)) => {
+                let forked: u32 = result.stdout.trim().parse().unwrap();
+                assert!(forked <= 9, "{mode:?}: {result:?}");
+            }
+            (ProcessLimit::Unavailable, Err(wsp_backend::BackendError::Failed { reason, .. })) => {
+                assert_eq!(reason, "limit-unavailable", "{mode:?}");
+            }
+            (how, other) => panic!("{mode:?}: {how:?}: {other:?}"),
+        }
+        if rustix::process::geteuid().is_root() {
+            assert_ne!(
+                process_limit(),
+                ProcessLimit::Rlimit,
+                "root is not bound by it"
+            );
+        }
+    }
 }
 
 #[tokio::test]

@@ -14,8 +14,8 @@ use super::sandbox::ChildSandbox;
 /// Everything the child needs, prepared before the fork so that nothing is allocated after it.
 #[derive(Debug, Default)]
 pub(super) struct ChildSetup {
-    /// `cgroup.procs` of the command's cgroup.
-    pub(super) cgroup_procs: Option<RawFd>,
+    /// `cgroup.procs` of the command's cgroups (its containment's, its `pids` cgroup's).
+    pub(super) cgroup_procs: [Option<RawFd>; 2],
     /// The PID namespace to enter.
     pub(super) namespace: Option<NamespacePlan>,
     /// The working directory, as an open directory.
@@ -39,7 +39,7 @@ impl ChildSetup {
     /// Call only between fork and exec (as a `pre_exec` hook): every step is a plain system
     /// call, or a fork that only the exec'ing process returns from.
     pub(super) unsafe fn apply(&mut self) -> io::Result<()> {
-        if let Some(procs) = self.cgroup_procs {
+        for procs in self.cgroup_procs.into_iter().flatten() {
             // Writing 0 moves the writer itself, before it can start anything.
             if libc::write(procs, b"0".as_ptr().cast(), 1) != 1 {
                 return Err(io::Error::last_os_error());

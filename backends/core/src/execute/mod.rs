@@ -16,8 +16,10 @@
 //! - a timeout kills everything the command started; the result is still a result, with
 //!   `timed_out` and exit code [`TIMED_OUT_EXIT_CODE`];
 //! - resource limits become the child's soft and hard rlimits (`RLIMIT_AS`, `RLIMIT_CPU`,
-//!   `RLIMIT_NPROC`, `RLIMIT_NOFILE`), set between fork and exec. `RLIMIT_NPROC` counts every
-//!   process of the user and does not bind root.
+//!   `RLIMIT_NOFILE`), set between fork and exec; the process limit is `pids.max` of a cgroup
+//!   of the command's own where there is a `pids` controller, else `RLIMIT_NPROC` where that
+//!   binds (it counts every process of the user, and does not bind root), else the run fails
+//!   with [`FailureReason::LimitUnavailable`] (see [`ProcessLimit`], [`process_limit`]).
 //! - a [`SandboxPolicy`] confines the command (module [`sandbox`]): it writes only in the
 //!   environment's root and a private `TMPDIR`, reads everything but the hidden trees, and has
 //!   no network; where that cannot be enforced the run fails with [`FailureReason::SandboxUnavailable`]
@@ -36,8 +38,12 @@
 //! - by [`kill_all_live`], which a server calls before it exits, because `std::process::exit`
 //!   runs no destructors.
 //!
+//! - in `cgroup` mode, for what a dead server left: the next server kills it as it starts; in
+//!   `pid-namespace` mode the namespace dies with its server.
+//!
 //! Only in [`ContainmentMode::ProcessGroup`] can a process escape, by leaving the group
-//! (`setsid`, `setpgid`). If a process outside the containment still holds a pipe when the
+//! (`setsid`, `setpgid`); in `cgroup` mode a root command can still move a process into a
+//! cgroup outside the server's (the server's own is watched, see module `contain`). If a process outside the containment still holds a pipe when the
 //! main child exits (in that mode, or one that was handed the pipe over a socket), the output
 //! is read for a short grace period ([`PIPE_GRACE`]) and then returned as it is.
 
@@ -68,7 +74,10 @@ use wsp_protocol::ExecuteResult;
 use crate::BackendError;
 
 pub use activation::Activation;
-pub use contain::{containment_mode, kill_all_live, ContainmentMode};
+pub use contain::{
+    containment_mode, kill_all_live, process_limit, ContainmentMode, ProcessLimit,
+    TEST_CONTAINMENT_VAR,
+};
 pub use options::{
     default_max_output_bytes, set_default_max_output_bytes, OutputChunk, OutputSink, RunOptions,
     DEFAULT_MAX_OUTPUT_BYTES,
@@ -166,13 +175,24 @@ pub async fn run_with_stack(
         },
         _ => mode,
     };
-    let mut containment = contain::Containment::prepare(contained).map_err(|error| {
-        BackendError::caused_by(
-            FailureReason::SpawnFailed,
-            format!("cannot start `{program}`: cannot contain it"),
-            error,
-        )
-    })?;
+    let mut containment = contain::Containment::prepare(contained, options.limits.processes)
+        .map_err(|error| match error {
+            contain::PrepareError::ProcessLimitUnavailable(detail) => {
+                BackendError::failed(FailureReason::LimitUnavailable, detail)
+            }
+            contain::PrepareError::Io(error) => BackendError::caused_by(
+                FailureReason::SpawnFailed,
+                format!("cannot start `{program}`: cannot contain it"),
+                error,
+            ),
+        })?;
+    let limits = options
+        .rlimits()
+        .into_iter()
+        .filter(|(resource, _)| {
+            *resource != rustix::process::Resource::Nproc || containment.rlimit_processes()
+        })
+        .collect();
     let mut setup = child::ChildSetup {
         cgroup_procs: containment.cgroup_procs(),
         namespace: containment.namespace().cloned(),
@@ -182,7 +202,7 @@ pub async fn run_with_stack(
             None => None,
         },
         null_stdin: options.stdin.is_none(),
-        limits: options.rlimits(),
+        limits,
         sandbox: sandbox.as_mut().and_then(sandbox::Prepared::take_child),
     };
 

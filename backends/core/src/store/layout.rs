@@ -172,19 +172,11 @@ pub(crate) fn rename_if_present(from: &Path, to: &Path) -> io::Result<bool> {
 
 /// Deletes a directory tree, a file or a symlink; a missing path is not an error.
 ///
-/// Nothing is followed: a symlink is unlinked itself, and `remove_dir_all` walks the tree with
-/// `openat`/`unlinkat` and `O_NOFOLLOW` (Rust 1.58 and later), so a symlink planted anywhere
-/// inside is removed as a link and what it points at is left alone.
+/// Nothing is followed (a symlink anywhere inside is removed as a link and what it points at is
+/// left alone), and no depth of tree exhausts the stack or the descriptors: see
+/// [`crate::remove_tree`].
 pub(crate) fn remove_path(path: &Path) -> io::Result<()> {
-    let result = match std::fs::symlink_metadata(path) {
-        Ok(metadata) if metadata.is_dir() => std::fs::remove_dir_all(path),
-        Ok(_) => std::fs::remove_file(path),
-        Err(error) => Err(error),
-    };
-    match result {
-        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
-        other => other,
-    }
+    crate::remove_tree::remove_tree(path)
 }
 
 /// Makes a rename or creation inside `dir` durable.

@@ -1,8 +1,8 @@
-//! A cgroup v2 per command, under this process's own cgroup.
+//! A cgroup v2 per command, in the server's own subtree (see [`super::subtree`]).
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -11,27 +11,42 @@ use rustix::fs::{Mode, OFlags};
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 
+use super::escapees::kill_escapees;
+use super::hierarchy::{own_v2, Kind};
+use super::subtree::{populated, wait_events_empty, Subtree};
+use crate::remove_tree::remove_cgroup_tree;
+
 /// How long the background remover waits for one killed cgroup to empty.
 const REMOVER_WAIT: Duration = Duration::from_secs(30);
 
-/// Prefix of the cgroups this crate creates: `wsp-<pid>-<n>`.
-const PREFIX: &str = "wsp-";
+static SUBTREE: OnceLock<Option<Subtree>> = OnceLock::new();
 
-/// The directory of this process's cgroup v2, when the hierarchy is mounted and found.
-fn base() -> Option<&'static Path> {
-    static BASE: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BASE.get_or_init(|| {
-        let base = find_own_cgroup()?;
-        sweep_stale(&base);
-        Some(base)
-    })
-    .as_deref()
+/// This process's subtree of the v2 hierarchy if it was made already.
+pub(super) fn made_subtree() -> Option<&'static Subtree> {
+    SUBTREE.get().and_then(Option::as_ref)
+}
+
+/// This process's subtree of the v2 hierarchy, made (and this process moved into its leaf)
+/// the first time it is asked for; `None` without a writable cgroup v2 hierarchy.
+pub(super) fn subtree() -> Option<&'static Subtree> {
+    SUBTREE
+        .get_or_init(|| {
+            let home = own_v2()?;
+            match Subtree::establish(Kind::V2, home) {
+                Ok(subtree) => Some(subtree),
+                Err(error) => {
+                    tracing::debug!(%error, "cannot make this server's cgroup subtree");
+                    None
+                }
+            }
+        })
+        .as_ref()
 }
 
 /// Whether per-command cgroups work here: one is created, a forked child joins it, and it is
 /// removed again.
 pub(super) fn available() -> bool {
-    let Ok(cgroup) = ExecCgroup::create() else {
+    let Ok(cgroup) = ExecCgroup::create(None) else {
         return false;
     };
     let procs = cgroup.procs_fd();
@@ -76,12 +91,14 @@ pub(super) struct ExecCgroup {
 }
 
 impl ExecCgroup {
-    /// Creates `wsp-<pid>-<n>` under this process's cgroup.
-    pub(super) fn create() -> io::Result<Self> {
+    /// Creates the next `<n>` in this process's subtree, with `pids.max` set to `processes`
+    /// when given (which needs [`Subtree::limits_pids`]).
+    pub(super) fn create(processes: Option<u64>) -> io::Result<Self> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let base = base().ok_or_else(|| io::Error::other("no cgroup v2 hierarchy was found"))?;
+        let subtree =
+            subtree().ok_or_else(|| io::Error::other("no cgroup v2 hierarchy was found"))?;
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = base.join(format!("{PREFIX}{}-{n}", std::process::id()));
+        let dir = subtree.dir().join(n.to_string());
         std::fs::create_dir(&dir)?;
         let open = |name: &str, flags: OFlags| -> io::Result<OwnedFd> {
             Ok(rustix::fs::open(
@@ -91,6 +108,9 @@ impl ExecCgroup {
             )?)
         };
         let files = (|| {
+            if let Some(processes) = processes {
+                std::fs::write(dir.join("pids.max"), processes.to_string())?;
+            }
             Ok::<_, io::Error>((
                 open("cgroup.procs", OFlags::WRONLY)?,
                 open("cgroup.kill", OFlags::WRONLY)?,
@@ -126,10 +146,7 @@ impl ExecCgroup {
 
     /// Whether any process is still in the cgroup or below it.
     fn populated(&self) -> io::Result<bool> {
-        let mut buffer = [0u8; 256];
-        let read = rustix::io::pread(&self.events, &mut buffer, 0)?;
-        let text = std::str::from_utf8(&buffer[..read]).unwrap_or("");
-        Ok(!text.lines().any(|line| line.trim() == "populated 0"))
+        populated(&self.events)
     }
 
     /// Waits until the cgroup is empty; `Ok(false)` when `bound` passed first.
@@ -153,32 +170,20 @@ impl ExecCgroup {
 
     /// Like [`ExecCgroup::wait_empty`], blocking the thread; `false` on timeout or error.
     pub(super) fn wait_empty_blocking(&self, bound: Duration) -> bool {
-        let deadline = Instant::now() + bound;
-        loop {
-            match self.populated() {
-                Ok(false) => return true,
-                Ok(true) => {}
-                Err(_) => return false,
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return false;
-            }
-            let mut poll = libc::pollfd {
-                fd: self.events.as_raw_fd(),
-                events: libc::POLLPRI,
-                revents: 0,
-            };
-            let millis = libc::c_int::try_from(left.as_millis().max(1)).unwrap_or(i32::MAX);
-            // SAFETY: one valid pollfd.
-            unsafe { libc::poll(&mut poll, 1, millis) };
-        }
+        wait_events_empty(&self.events, Instant::now() + bound)
     }
 
     /// Removes the cgroup (and any cgroups a nested server made below it); it must be empty.
+    /// Then kills what the command moved into the server's own cgroup: with the command gone,
+    /// nothing it moved there descends from the server any longer.
     pub(super) fn remove(&self) {
         if !self.removed.swap(true, Ordering::AcqRel) {
-            remove_tree(&self.dir);
+            if let Err(error) = remove_cgroup_tree(&self.dir) {
+                tracing::debug!(dir = %self.dir.display(), %error, "cannot remove a command's cgroup");
+            }
+            if let Some(subtree) = made_subtree() {
+                kill_escapees(subtree);
+            }
         }
     }
 }
@@ -214,98 +219,4 @@ pub(super) fn remove_when_empty(cgroup: Arc<ExecCgroup>) {
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     // Fails only when the remover could not start; the empty cgroup then stays.
     let _ = sender.send(cgroup);
-}
-
-/// Removes a cgroup directory and the cgroups below it, deepest first.
-fn remove_tree(dir: &Path) {
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
-                remove_tree(&entry.path());
-            }
-        }
-    }
-    if let Err(error) = std::fs::remove_dir(dir) {
-        if error.kind() != io::ErrorKind::NotFound {
-            tracing::debug!(dir = %dir.display(), %error, "cannot remove a command's cgroup");
-        }
-    }
-}
-
-/// Removes the empty cgroups left by wsp processes that no longer exist.
-fn sweep_stale(base: &Path) {
-    let Ok(entries) = std::fs::read_dir(base) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|name| name.strip_prefix(PREFIX))
-            .and_then(|rest| rest.split_once('-'))
-            .and_then(|(pid, _)| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-            remove_tree(&entry.path());
-        }
-    }
-}
-
-/// This process's cgroup v2 directory: its path from `/proc/self/cgroup` under a `cgroup2`
-/// mount from `/proc/self/mountinfo`.
-fn find_own_cgroup() -> Option<PathBuf> {
-    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let own = cgroups.lines().find_map(|line| line.strip_prefix("0::"))?;
-    let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    mounts.lines().find_map(|line| {
-        let (fields, filesystem) = line.split_once(" - ")?;
-        if filesystem.split(' ').next() != Some("cgroup2") {
-            return None;
-        }
-        let mut fields = fields.split(' ').skip(3);
-        let root = unescape(fields.next()?);
-        let mount_point = unescape(fields.next()?);
-        let inside = Path::new(own).strip_prefix(&root).ok()?;
-        let dir = Path::new(&mount_point).join(inside);
-        dir.join("cgroup.procs").exists().then_some(dir)
-    })
-}
-
-/// Undoes mountinfo's octal escapes (`\040` for a space).
-fn unescape(field: &str) -> String {
-    let bytes = field.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let octal = bytes.get(i + 1..i + 4).and_then(|digits| {
-            std::str::from_utf8(digits)
-                .ok()
-                .and_then(|digits| u8::from_str_radix(digits, 8).ok())
-        });
-        match (bytes[i], octal) {
-            (b'\\', Some(byte)) => {
-                out.push(byte);
-                i += 4;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::unescape;
-
-    #[test]
-    fn mountinfo_escapes() {
-        assert_eq!(unescape(r"/a\040b"), "/a b");
-        assert_eq!(unescape(r"/plain"), "/plain");
-        assert_eq!(unescape(r"/x\"), r"/x\");
-    }
 }

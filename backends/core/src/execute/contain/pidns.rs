@@ -8,10 +8,21 @@
 //! (the same exit code, or the same signal), so the server sees the command's own status.
 //! Killing the forwarder's process group kills the init, and with it the namespace.
 //!
+//! The forwarder also dies with the server, however the server ends (`SIGKILL` and the OOM
+//! killer included): it watches a *lifeline*, a pipe whose write end only the server process
+//! holds (every child closes it: the forwarder and the init at once, the command at exec).
+//! When the server process is gone the pipe hangs up, and the forwarder kills the init, which
+//! takes the namespace with it. A server already gone when the forwarder starts watching is
+//! seen the same way, since the pipe is already hung up then. (`PR_SET_PDEATHSIG` would follow
+//! the *thread* that forked, which a multithreaded server may end long before itself; the
+//! init, forked by the single-threaded forwarder, does use it.)
+//!
 //! Everything here after `fork` runs in a copy of a multithreaded process: only
 //! async-signal-safe calls, no allocation.
 
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::OnceLock;
 
 /// What the child needs to enter its namespace, prepared before the fork.
 #[derive(Debug, Clone)]
@@ -19,6 +30,31 @@ pub(in crate::execute) struct NamespacePlan {
     /// `uid_map` and `gid_map` lines mapping this process's ids to themselves, when a user
     /// namespace is made too.
     user_maps: Option<(Vec<u8>, Vec<u8>)>,
+    /// The read end of the server's lifeline, when it could be made.
+    lifeline: Option<RawFd>,
+}
+
+/// The read end of this process's lifeline: a pipe whose write end it keeps open, close-on-exec,
+/// until it dies.
+fn lifeline() -> Option<RawFd> {
+    static LIFELINE: OnceLock<Option<(OwnedFd, OwnedFd)>> = OnceLock::new();
+    LIFELINE
+        .get_or_init(|| {
+            let mut ends = [0; 2];
+            // SAFETY: `ends` is a valid out-array of two descriptors.
+            if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) } == -1 {
+                let error = io::Error::last_os_error();
+                tracing::warn!(%error, "no lifeline: pid-namespace commands may outlive a crashed server");
+                return None;
+            }
+            // SAFETY: pipe2 just made these two descriptors, owned by nothing else.
+            Some(unsafe {
+                use std::os::fd::FromRawFd;
+                (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1]))
+            })
+        })
+        .as_ref()
+        .map(|(read, _write)| read.as_raw_fd())
 }
 
 impl NamespacePlan {
@@ -31,7 +67,10 @@ impl NamespacePlan {
                 format!("{gid} {gid} 1\n").into_bytes(),
             )
         });
-        NamespacePlan { user_maps }
+        NamespacePlan {
+            user_maps,
+            lifeline: lifeline(),
+        }
     }
 
     /// Enters a new PID namespace. Returns `Ok` only in the process that goes on to exec the
@@ -58,7 +97,7 @@ impl NamespacePlan {
             0 => {}
             init => {
                 libc::close(status_write);
-                forward(init, status_read)
+                forward(init, status_read, self.lifeline.unwrap_or(-1))
             }
         }
         // The namespace's init: it dies with the forwarder.
@@ -123,25 +162,64 @@ unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
     }
 }
 
-/// Leaves only `keep` open, and every signal at its default action: what the server had
-/// installed belongs to the server.
-unsafe fn shed_inheritance(keep: libc::c_int) {
-    if keep > 0 {
-        libc::syscall(libc::SYS_close_range, 0, keep - 1, 0);
+/// Leaves only `keep` open (negative entries are ignored), and every signal at its default
+/// action: what the server had installed belongs to the server. The lifeline's write end is
+/// closed here too.
+unsafe fn shed_inheritance(keep: [libc::c_int; 2]) {
+    let (low, high) = (keep[0].min(keep[1]), keep[0].max(keep[1]));
+    let mut next: libc::c_int = 0;
+    for fd in [low, high] {
+        if fd < next {
+            continue;
+        }
+        if fd > next {
+            libc::syscall(libc::SYS_close_range, next, fd - 1, 0);
+        }
+        next = fd + 1;
     }
-    libc::syscall(libc::SYS_close_range, keep + 1, libc::c_uint::MAX, 0);
+    libc::syscall(libc::SYS_close_range, next, libc::c_uint::MAX, 0);
     for signal in 1..libc::SIGRTMAX() {
         libc::signal(signal, libc::SIG_DFL);
     }
 }
 
-/// The forwarder: waits for the init, then ends the way the command ended.
-unsafe fn forward(init: libc::pid_t, status_read: libc::c_int) -> ! {
-    shed_inheritance(status_read);
+/// The forwarder: waits for the init, then ends the way the command ended; or, should the
+/// server die first, kills the init (and with it the namespace) and dies.
+unsafe fn forward(init: libc::pid_t, status_read: libc::c_int, lifeline: libc::c_int) -> ! {
+    shed_inheritance([status_read, lifeline]);
     let mut reported: libc::c_int = 0;
     let mut filled = 0usize;
     let size = std::mem::size_of::<libc::c_int>();
     while filled < size {
+        let mut watched = [
+            libc::pollfd {
+                fd: status_read,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: lifeline,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        if libc::poll(watched.as_mut_ptr(), 2, -1) == -1 {
+            if *libc::__errno_location() == libc::EINTR {
+                continue;
+            }
+            break;
+        }
+        if watched[1].revents != 0 {
+            // The write end only the server held is closed: the server is gone.
+            libc::kill(init, libc::SIGKILL);
+            while libc::waitpid(init, std::ptr::null_mut(), 0) == -1
+                && *libc::__errno_location() == libc::EINTR
+            {}
+            libc::_exit(128 + libc::SIGKILL)
+        }
+        if watched[0].revents == 0 {
+            continue;
+        }
         let read = libc::read(
             status_read,
             (&mut reported as *mut libc::c_int)
@@ -186,7 +264,7 @@ unsafe fn forward(init: libc::pid_t, status_read: libc::c_int) -> ! {
 /// The init: reaps everything until the command exits, reports its status, and exits (which
 /// kills the rest of the namespace).
 unsafe fn reap(command: libc::pid_t, status_write: libc::c_int) -> ! {
-    shed_inheritance(status_write);
+    shed_inheritance([status_write, -1]);
     loop {
         let mut status = 0;
         let reaped = libc::waitpid(-1, &mut status, 0);

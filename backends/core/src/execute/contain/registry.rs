@@ -80,21 +80,28 @@ impl Drop for Registration {
 }
 
 /// Kills, with `SIGKILL`, everything every live command of this process started, and removes
-/// their cgroups once empty (waiting up to 2 s in all).
+/// their cgroups once empty (waiting up to 2 s in all); when all of them could be removed, it
+/// moves this process back to the cgroups it started in and removes its own cgroup subtree.
 ///
 /// For a server about to exit: `std::process::exit` runs no destructors, so the commands'
-/// own cleanup would never happen. Safe to call at any time, and more than once; commands
-/// killed this way answer as if killed by `SIGKILL`.
+/// own cleanup would never happen. Safe to call more than once; commands killed this way
+/// answer as if killed by `SIGKILL`, and in `cgroup` mode no command can start after it.
 pub fn kill_all_live() {
     let all: Vec<Arc<Live>> = registry().values().cloned().collect();
     for entry in &all {
         entry.kill();
     }
     let deadline = std::time::Instant::now() + EXIT_WAIT;
+    let mut all_removed = true;
     for cgroup in all.iter().filter_map(|entry| entry.cgroup.as_ref()) {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         if cgroup.wait_empty_blocking(left) {
             cgroup.remove();
+        } else {
+            all_removed = false;
         }
+    }
+    if all_removed {
+        super::dissolve_subtrees();
     }
 }

@@ -9,7 +9,7 @@
 
 use std::fs::DirBuilder;
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -162,33 +162,9 @@ fn process_exists(pid: i32) -> bool {
     signalled || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
-/// Removes the tree at `path`. A directory the command made unwritable (or unreadable) is
-/// given back its owner's rights first; nothing is followed (the run's processes are all gone
-/// by then, so nothing swaps a directory for a symlink meanwhile).
+/// Removes the tree at `path`, however deep, following nothing (see [`crate::remove_tree`]);
+/// a directory the command made unwritable or unreadable is given back its owner's rights
+/// first.
 fn remove(path: &Path) -> io::Result<()> {
-    match std::fs::remove_dir_all(path) {
-        Err(error) if error.kind() == io::ErrorKind::PermissionDenied => {
-            restore_owner_rights(path)?;
-            not_found_is_gone(std::fs::remove_dir_all(path))
-        }
-        other => not_found_is_gone(other),
-    }
-}
-
-fn restore_owner_rights(dir: &Path) -> io::Result<()> {
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        if entry.file_type()?.is_dir() {
-            restore_owner_rights(&entry.path())?;
-        }
-    }
-    Ok(())
-}
-
-fn not_found_is_gone(result: io::Result<()>) -> io::Result<()> {
-    match result {
-        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
-        other => other,
-    }
+    crate::remove_tree::remove_tree(path)
 }
