@@ -111,14 +111,14 @@ fn check_limited(mode: &str, how: Option<&str>, limited: &Value) {
     } else if is_root() {
         // Ten tasks: Python itself and nine children.
         assert_eq!(
-            forked(&limited),
+            forked(limited),
             9,
             "{mode}: the limit binds root: {limited}"
         );
         assert_eq!(how, Some("cgroup"), "{mode}");
     } else {
         // RLIMIT_NPROC counts every process of the user, so it allows fewer.
-        assert!(forked(&limited) <= 9, "{mode}: {limited}");
+        assert!(forked(limited) <= 9, "{mode}: {limited}");
         assert!(matches!(how, Some("cgroup" | "rlimit")), "{mode}");
     }
 }
