@@ -143,6 +143,9 @@ pub struct CondaPackage {
     pub version: String,
     /// Match specs of what it needs besides `python`.
     pub depends: Vec<String>,
+    /// More files, each at a path written verbatim into `info/paths.json` (which may be a
+    /// hostile one: absolute, with `..`, or under `conda-meta/`), with its contents.
+    pub raw_files: Vec<(String, String)>,
 }
 
 impl CondaPackage {
@@ -153,7 +156,16 @@ impl CondaPackage {
             name: name.to_owned(),
             version: version.to_owned(),
             depends: Vec::new(),
+            raw_files: Vec::new(),
         }
+    }
+
+    /// Adds a file at `path`, exactly as `info/paths.json` will name it. A path that is not a
+    /// plain relative one (absolute, with `.` or `..` parts) is listed in `paths.json` but its
+    /// contents are packed under `raw/` in the archive, never outside the staging directory.
+    pub fn raw_file(mut self, path: &str, contents: &str) -> Self {
+        self.raw_files.push((path.to_owned(), contents.to_owned()));
+        self
     }
 
     /// Adds a dependency (a match spec).
