@@ -13,7 +13,8 @@
 //! - `lib/pythonX.Y/site-packages/README` makes that directory exist.
 //!
 //! [`build_local_channel_with`] adds `noarch: python` packages ([`CondaPackage`]), whose
-//! modules rattler links into the prefix's site-packages.
+//! modules rattler links into the prefix's site-packages; [`CondaPackage::raw_file`] adds files
+//! at any path `info/paths.json` can name, hostile ones included, to test what refuses them.
 //!
 //! Packages are `.tar.bz2` archives with `info/index.json`, `info/paths.json` and
 //! `info/files`, named `python-X.Y.Z-0.tar.bz2` (build string `0`), in the subdir of this
