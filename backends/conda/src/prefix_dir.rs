@@ -24,9 +24,9 @@ pub(crate) enum Found {
 
 /// What removing a file beneath the prefix did.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Removed {
+pub(crate) enum Removal {
     /// The entry is gone now.
-    Removed,
+    Done,
     /// There was nothing to remove.
     Absent,
     /// A directory that is not empty stays.
@@ -92,16 +92,16 @@ impl PrefixDir {
 
     /// Removes the entry at `path` without following a symlink on the way or at its end: a
     /// file or a symlink is unlinked, a directory removed if it is empty.
-    pub(crate) fn remove(&self, path: &Path) -> io::Result<Removed> {
+    pub(crate) fn remove(&self, path: &Path) -> io::Result<Removal> {
         let (parent, name) = split(path)?;
         let parent = match self.open_dir(parent)? {
             Found::Dir(fd) => fd,
-            Found::Missing => return Ok(Removed::Absent),
-            Found::Symlink(part) => return Ok(Removed::ThroughSymlink(part)),
+            Found::Missing => return Ok(Removal::Absent),
+            Found::Symlink(part) => return Ok(Removal::ThroughSymlink(part)),
         };
         match rustix::fs::unlinkat(&parent, name, AtFlags::empty()) {
-            Ok(()) => Ok(Removed::Removed),
-            Err(Errno::NOENT) => Ok(Removed::Absent),
+            Ok(()) => Ok(Removal::Done),
+            Err(Errno::NOENT) => Ok(Removal::Absent),
             Err(Errno::ISDIR | Errno::PERM) if is_dir(&parent, name)? => {
                 remove_empty_dir(&parent, name)
             }
@@ -110,12 +110,12 @@ impl PrefixDir {
     }
 
     /// Removes the directory at `path` if it is empty (and is a directory, not a symlink).
-    pub(crate) fn remove_dir_if_empty(&self, path: &Path) -> io::Result<Removed> {
+    pub(crate) fn remove_dir_if_empty(&self, path: &Path) -> io::Result<Removal> {
         let (parent, name) = split(path)?;
         match self.open_dir(parent)? {
             Found::Dir(fd) if is_dir(&fd, name)? => remove_empty_dir(&fd, name),
-            Found::Dir(_) | Found::Missing => Ok(Removed::Absent),
-            Found::Symlink(part) => Ok(Removed::ThroughSymlink(part)),
+            Found::Dir(_) | Found::Missing => Ok(Removal::Absent),
+            Found::Symlink(part) => Ok(Removal::ThroughSymlink(part)),
         }
     }
 
@@ -161,11 +161,11 @@ fn is_dir(dir: &OwnedFd, name: &OsStr) -> io::Result<bool> {
     Ok(entry_type(dir, name)? == Some(FileType::Directory))
 }
 
-fn remove_empty_dir(parent: &OwnedFd, name: &OsStr) -> io::Result<Removed> {
+fn remove_empty_dir(parent: &OwnedFd, name: &OsStr) -> io::Result<Removal> {
     match rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR) {
-        Ok(()) => Ok(Removed::Removed),
-        Err(Errno::NOENT) => Ok(Removed::Absent),
-        Err(Errno::NOTEMPTY | Errno::EXIST) => Ok(Removed::NonEmptyDir),
+        Ok(()) => Ok(Removal::Done),
+        Err(Errno::NOENT) => Ok(Removal::Absent),
+        Err(Errno::NOTEMPTY | Errno::EXIST) => Ok(Removal::NonEmptyDir),
         Err(errno) => Err(errno.into()),
     }
 }
@@ -195,7 +195,7 @@ mod tests {
         for (path, part) in [("share/x", "share"), ("lib/deep/link/x", "lib/deep/link")] {
             assert_eq!(
                 dir.remove(Path::new(path)).unwrap(),
-                Removed::ThroughSymlink(PathBuf::from(part)),
+                Removal::ThroughSymlink(PathBuf::from(part)),
             );
         }
         assert!(outside.join("x").exists());
@@ -207,32 +207,32 @@ mod tests {
         // The link itself is an entry of the prefix: removing it removes the link only.
         assert_eq!(
             dir.remove(Path::new("lib/deep/link")).unwrap(),
-            Removed::Removed
+            Removal::Done
         );
         assert!(outside.join("x").exists());
         assert_eq!(
             dir.remove(Path::new("lib/deep/own")).unwrap(),
-            Removed::Removed
+            Removal::Done
         );
         assert_eq!(
             dir.remove(Path::new("lib/deep/own")).unwrap(),
-            Removed::Absent
+            Removal::Absent
         );
         assert_eq!(
             dir.remove(Path::new("lib/deep/own/below")).unwrap(),
-            Removed::Absent
+            Removal::Absent
         );
         assert_eq!(
             dir.remove_dir_if_empty(Path::new("lib")).unwrap(),
-            Removed::NonEmptyDir
+            Removal::NonEmptyDir
         );
         assert_eq!(
             dir.remove_dir_if_empty(Path::new("lib/deep")).unwrap(),
-            Removed::Removed
+            Removal::Done
         );
         assert_eq!(
             dir.remove_dir_if_empty(Path::new("share")).unwrap(),
-            Removed::Absent,
+            Removal::Absent,
             "a symlink is not an empty directory"
         );
         assert!(prefix.join("share").exists());

@@ -12,7 +12,7 @@ use wsp_backend::BackendError;
 use wsp_protocol::FailureReason;
 
 use crate::installed::{refused, Installed};
-use crate::prefix_dir::{os_str, Found, PrefixDir, Removed};
+use crate::prefix_dir::{os_str, Found, PrefixDir, Removal};
 use crate::untrusted::METADATA_DIR;
 
 /// Removes the `removed` packages from the prefix, leaving what `kept` lists in place;
@@ -120,7 +120,7 @@ fn check_no_symlink_on_the_way(
 
 fn remove(prefix: &PrefixDir, path: &Path) -> Result<(), BackendError> {
     match prefix.remove(path) {
-        Ok(Removed::ThroughSymlink(link)) => Err(BackendError::failed(
+        Ok(Removal::ThroughSymlink(link)) => Err(BackendError::failed(
             FailureReason::InstallFailed,
             format!(
                 "`{}` became a symlink while packages were being removed; `{}` was left, and \

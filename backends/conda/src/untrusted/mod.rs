@@ -16,3 +16,7 @@ pub use packages::{
 };
 pub use paths::{check_relative_path, PathViolation, MAX_PART_BYTES, MAX_PATH_BYTES, METADATA_DIR};
 pub use records::{check_prefix_record, record_paths, RecordViolation};
+
+/// The Python a `noarch: python` package is linked for: where its `site-packages/` and
+/// `python-scripts/` go ([`link_targets`]).
+pub use rattler::install::PythonInfo;
