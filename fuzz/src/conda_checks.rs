@@ -9,7 +9,7 @@ use std::path::{Component, Path};
 use serde_json::{json, Value};
 use wsp_backend_conda::untrusted::{
     check_paths_json, check_prefix_record, link_targets, record_paths, PackageViolation,
-    PythonInfo, RecordViolation, MAX_PART_BYTES, MAX_PATH_BYTES,
+    PythonInfo, RecordViolation, INSTALL_LOCK_FILE, MAX_PART_BYTES, MAX_PATH_BYTES,
 };
 
 /// An `info/paths.json`: parsed and checked, then mapped as a plain package and as a
@@ -121,7 +121,7 @@ fn assert_plain(path: &Path) {
 
 /// The rule, said another way: a relative path whose parts are all normal ones, none lost to
 /// `Path`'s own normalising (`a//b`, `a/./b`, `a/`), within Linux's lengths, no NUL, and not under
-/// `conda-meta` in any case.
+/// `conda-meta` nor the install lock, in any case.
 fn plain(path: &Path) -> bool {
     let bytes = path.as_os_str().as_bytes();
     let parts = path.components().count();
@@ -134,8 +134,9 @@ fn plain(path: &Path) -> bool {
             Component::Normal(part) => part.len() <= MAX_PART_BYTES,
             _ => false,
         })
-        && !path
-            .components()
-            .next()
-            .is_some_and(|first| first.as_os_str().eq_ignore_ascii_case("conda-meta"))
+        && !path.components().next().is_some_and(|first| {
+            let first = first.as_os_str();
+            first.eq_ignore_ascii_case("conda-meta")
+                || first.eq_ignore_ascii_case(INSTALL_LOCK_FILE)
+        })
 }

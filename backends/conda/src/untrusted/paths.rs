@@ -1,8 +1,10 @@
 //! The one rule every path a record or a package names must keep: a plain relative path inside
-//! the prefix, outside `conda-meta/`.
+//! the prefix, outside `conda-meta/` and the server's own files in it.
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+
+pub use wsp_backend::install::INSTALL_LOCK_FILE;
 
 /// The directory of a prefix that holds its package records; only the installer writes there.
 pub const METADATA_DIR: &str = "conda-meta";
@@ -40,11 +42,15 @@ pub enum PathViolation {
     /// The path is [`METADATA_DIR`] or lies in it.
     #[error("lies in {METADATA_DIR}/, which holds the prefix's package records")]
     InMetadataDir,
+    /// The path is the server's install lock of the environment.
+    #[error("is the server's install lock")]
+    InstallLock,
 }
 
 /// Checks that `path` names a file strictly inside a prefix: relative, made of plain parts
-/// separated by single `/`, no `.` or `..`, no NUL, within the lengths Linux allows, and not in
-/// `conda-meta/` (compared ignoring ASCII case, as a case-insensitive file system would).
+/// separated by single `/`, no `.` or `..`, no NUL, within the lengths Linux allows, not in
+/// `conda-meta/` and not the install lock ([`INSTALL_LOCK_FILE`]), both compared ignoring ASCII
+/// case, as a case-insensitive file system would.
 pub fn check_relative_path(path: &Path) -> Result<(), PathViolation> {
     let bytes = path.as_os_str().as_bytes();
     if bytes.is_empty() {
@@ -67,6 +73,9 @@ pub fn check_relative_path(path: &Path) -> Result<(), PathViolation> {
             _ if part.len() > MAX_PART_BYTES => return Err(PathViolation::PartTooLong),
             _ if index == 0 && part.eq_ignore_ascii_case(METADATA_DIR.as_bytes()) => {
                 return Err(PathViolation::InMetadataDir)
+            }
+            _ if index == 0 && part.eq_ignore_ascii_case(INSTALL_LOCK_FILE.as_bytes()) => {
+                return Err(PathViolation::InstallLock)
             }
             _ => {}
         }
@@ -91,6 +100,7 @@ mod tests {
             ".hidden/..x/...",
             "conda-meta.json",
             "share/conda-meta/x",
+            "share/.wsp-install.lock",
             "site-packages/back\\slash",
         ] {
             assert_eq!(check(path), Ok(()), "{path}");
@@ -119,6 +129,8 @@ mod tests {
                 PathViolation::InMetadataDir,
             ),
             ("Conda-Meta/x.json", PathViolation::InMetadataDir),
+            (".wsp-install.lock", PathViolation::InstallLock),
+            (".wsp-install.lock/x", PathViolation::InstallLock),
             (long_part.as_str(), PathViolation::PartTooLong),
             (long_path.as_str(), PathViolation::TooLong),
         ] {
