@@ -11,6 +11,8 @@ mod codec {
 
 #[path = "../fuzz/src/codec_checks.rs"]
 mod codec_checks;
+#[path = "../fuzz/src/conda_checks.rs"]
+mod conda_checks;
 #[path = "../fuzz/src/message_checks.rs"]
 mod message_checks;
 #[path = "../fuzz/src/params_checks.rs"]
@@ -49,4 +51,14 @@ fn messages_corpus_passes_the_message_checks() {
 #[test]
 fn params_corpus_passes_the_params_checks() {
     replay("params", params_checks::check);
+}
+
+#[test]
+fn conda_paths_corpus_passes_the_paths_json_checks() {
+    replay("conda_paths", conda_checks::check_paths_json_input);
+}
+
+#[test]
+fn conda_meta_corpus_passes_the_record_checks() {
+    replay("conda_meta", conda_checks::check_conda_meta_input);
 }

@@ -5,5 +5,6 @@
 pub use wsp_server::codec;
 
 pub mod codec_checks;
+pub mod conda_checks;
 pub mod message_checks;
 pub mod params_checks;

@@ -48,9 +48,15 @@ fn describe_blocking(root: &Path) -> Result<Description, BackendError> {
 }
 
 /// The `(name, version)` of every package record in `<root>/conda-meta`. A prefix without
-/// that directory has none; a record that is not valid JSON is skipped with a warning.
+/// that directory, or whose `conda-meta` is a symlink, has none; a record that is not valid
+/// JSON is skipped with a warning.
 pub(crate) fn conda_packages(root: &Path) -> io::Result<Vec<Package>> {
     let dir = root.join("conda-meta");
+    // A `conda-meta` that is a symlink (a command may plant one) is not followed.
+    if std::fs::symlink_metadata(&dir).is_ok_and(|metadata| metadata.is_symlink()) {
+        tracing::warn!("{} is a symlink; it is not followed", dir.display());
+        return Ok(Vec::new());
+    }
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -191,6 +197,10 @@ mod tests {
             conda_packages(root.path()).unwrap(),
             vec![package("zlib", "1.3")]
         );
+        let linked = root.path().join("linked");
+        std::fs::create_dir(&linked).unwrap();
+        std::os::unix::fs::symlink(&meta, linked.join("conda-meta")).unwrap();
+        assert!(conda_packages(&linked).unwrap().is_empty(), "not followed");
         assert!(conda_packages(&root.path().join("missing"))
             .unwrap()
             .is_empty());

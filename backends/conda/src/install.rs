@@ -1,25 +1,35 @@
 //! `environment/install` and `environment/uninstall` for conda prefixes.
 //!
-//! An install reads the prefix's records (`conda-meta/*.json`), solves the requested match
-//! specs together with every installed package (kept by name, preferring its installed
-//! version unless `upgrade` names it) against the configured channels, and applies the
-//! difference with rattler's installer. A request that cannot be solved fails before the
+//! An install reads the prefix's records (`conda-meta/*.json`, each checked: see
+//! [`installed`](crate::installed)), solves the requested match specs together with every
+//! installed package (kept by name, preferring its installed version unless `upgrade` names
+//! it) against the configured channels, and applies the difference ([`link::apply`]). A
+//! request that cannot be solved, or whose records or packages are refused, fails before the
 //! prefix is touched. An uninstall removes the named packages and whatever depends on them,
-//! without a solve.
+//! without a solve, and without following a symlink in the prefix.
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Arc;
 use wsp_protocol::FailureReason;
 
-use rattler::install::Installer;
-use rattler_conda_types::{MatchSpec, ParseStrictness, PrefixRecord, RepoDataRecord};
+use rattler_conda_types::{MatchSpec, ParseStrictness, RepoDataRecord};
 use rattler_solve::{SolveError, SolverImpl, SolverTask};
-use wsp_backend::install::{ProgressSink, ProgressStep};
 use wsp_backend::{BackendError, InstallRequest, UninstallRequest};
 
 use crate::channels::ChannelSet;
-use crate::progress::StepReporter;
+use crate::installed::{read_installed, Installed};
+use crate::link::{self, Reasons};
+use crate::prefix_dir::PrefixDir;
+use crate::progress::Steps;
+use crate::unlink::remove_packages;
 use crate::CondaConfig;
+
+/// The reasons of an install's failures: all `install-failed`.
+const INSTALL: Reasons = Reasons {
+    failed: FailureReason::InstallFailed,
+    fetch: FailureReason::InstallFailed,
+};
 
 fn failed(detail: impl std::fmt::Display) -> BackendError {
     BackendError::failed(FailureReason::InstallFailed, detail)
@@ -37,17 +47,17 @@ pub(crate) async fn install(
     config: &CondaConfig,
     request: &InstallRequest,
 ) -> Result<(), BackendError> {
-    let step = Steps(request.progress.clone());
+    let step = Steps::new(request.progress.clone());
     let requested = request
         .packages
         .iter()
         .map(|text| parse_spec(text))
         .collect::<Result<Vec<_>, _>>()?;
     let requested_names: BTreeSet<String> = requested.iter().filter_map(spec_name).collect();
-    let installed = installed_records(&request.root).await?;
+    let (prefix, installed) = open_prefix(&request.root).await?;
     let mut specs = requested.clone();
     for record in &installed {
-        let name = record.repodata_record.package_record.name.as_normalized();
+        let name = record.name();
         if !requested_names.contains(name) {
             specs.push(parse_spec(name)?);
         }
@@ -70,11 +80,8 @@ pub(crate) async fn install(
         .await;
     let locked: Vec<RepoDataRecord> = installed
         .iter()
-        .filter(|record| {
-            let name = record.repodata_record.package_record.name.as_normalized();
-            !(request.upgrade && requested_names.contains(name))
-        })
-        .map(|record| record.repodata_record.clone())
+        .filter(|record| !(request.upgrade && requested_names.contains(record.name())))
+        .map(|record| record.record.repodata_record.clone())
         .collect();
     let virtual_packages =
         crate::provision::detect_virtual_packages(channels.platform, &config.cache_dir).await;
@@ -104,28 +111,23 @@ pub(crate) async fn install(
     };
     step.send(format!("Solved: {} packages", records.len()), Some(30))
         .await;
-    apply(
-        &channels,
-        &request.root,
-        installed,
-        records,
-        requested,
-        &step,
+    link::apply(
+        &channels, prefix, installed, records, requested, &step, &INSTALL,
     )
     .await
 }
 
 /// Removes the packages named in `request.packages`, and what depends on them, from the prefix.
 pub(crate) async fn uninstall(
-    config: &CondaConfig,
+    _config: &CondaConfig,
     request: &UninstallRequest,
 ) -> Result<(), BackendError> {
-    let installed = installed_records(&request.root).await?;
+    let (prefix, installed) = open_prefix(&request.root).await?;
     let mut removed: BTreeSet<String> = request
         .packages
         .iter()
         .map(|name| name.trim().to_lowercase())
-        .filter(|name| installed.iter().any(|r| record_name(r) == name))
+        .filter(|name| installed.iter().any(|r| r.name() == name))
         .collect();
     if removed.is_empty() {
         return Ok(());
@@ -134,71 +136,40 @@ pub(crate) async fn uninstall(
     loop {
         let before = removed.len();
         for record in &installed {
-            let depends = &record.repodata_record.package_record.depends;
+            let depends = &record.record.repodata_record.package_record.depends;
             let needs_removed = depends
                 .iter()
                 .filter_map(|dep| dep.split_whitespace().next())
                 .any(|dep| removed.contains(&dep.to_lowercase()));
             if needs_removed {
-                removed.insert(record_name(record).to_owned());
+                removed.insert(record.name().to_owned());
             }
         }
         if removed.len() == before {
             break;
         }
     }
-    let kept: Vec<RepoDataRecord> = installed
-        .iter()
-        .filter(|record| !removed.contains(record_name(record)))
-        .map(|record| record.repodata_record.clone())
-        .collect();
-    let channels = ChannelSet::new(config).map_err(into_install_failed)?;
-    apply(
-        &channels,
-        &request.root,
-        installed,
-        kept,
-        Vec::new(),
-        &Steps(None),
-    )
+    tokio::task::spawn_blocking(move || {
+        let (gone, kept): (Vec<&Installed>, Vec<&Installed>) = installed
+            .iter()
+            .partition(|record| removed.contains(record.name()));
+        remove_packages(&prefix, &gone, &kept, |_| {})
+    })
     .await
+    .map_err(|error| failed_by("removing packages", error))?
 }
 
-/// Makes the prefix hold exactly `records`.
-async fn apply(
-    channels: &ChannelSet,
-    root: &Path,
-    installed: Vec<PrefixRecord>,
-    records: Vec<RepoDataRecord>,
-    requested: Vec<MatchSpec>,
-    step: &Steps,
-) -> Result<(), BackendError> {
-    let mut installer = Installer::new()
-        .with_package_cache(channels.package_cache.clone())
-        .with_target_platform(channels.platform)
-        .with_installed_packages(installed)
-        .with_requested_specs(requested);
-    if let Some(sink) = step.0.clone() {
-        installer = installer.with_reporter(StepReporter::new(sink));
-    }
-    installer
-        .install(root, records)
-        .await
-        .map_err(|error| failed_by(format!("installing into {}", root.display()), error))?;
-    Ok(())
-}
-
-/// The prefix's package records.
-async fn installed_records(root: &Path) -> Result<Vec<PrefixRecord>, BackendError> {
-    let prefix = root.to_owned();
-    tokio::task::spawn_blocking(move || PrefixRecord::collect_from_prefix::<PrefixRecord>(&prefix))
-        .await
-        .map_err(|error| failed_by("reading the prefix's records", error))?
-        .map_err(|error| failed_by(format!("reading {}/conda-meta", root.display()), error))
-}
-
-fn record_name(record: &PrefixRecord) -> &str {
-    record.repodata_record.package_record.name.as_normalized()
+/// Opens the prefix at `root` and reads its checked records.
+async fn open_prefix(root: &Path) -> Result<(Arc<PrefixDir>, Vec<Installed>), BackendError> {
+    let root = root.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let prefix = PrefixDir::open(&root)
+            .map_err(|error| failed_by(format!("opening {}", root.display()), error))?;
+        let installed = read_installed(&prefix)?;
+        Ok((Arc::new(prefix), installed))
+    })
+    .await
+    .map_err(|error| failed_by("reading the prefix's records", error))?
 }
 
 /// A client's match spec; it must name one package (no globs).
@@ -220,20 +191,4 @@ fn spec_name(spec: &MatchSpec) -> Option<String> {
 /// Channel and other setup failures of an install are install failures.
 fn into_install_failed(error: BackendError) -> BackendError {
     error.with_reason(FailureReason::InstallFailed)
-}
-
-/// Where an install's own steps go.
-struct Steps(Option<ProgressSink>);
-
-impl Steps {
-    async fn send(&self, message: String, percentage: Option<u32>) {
-        if let Some(sink) = &self.0 {
-            let _ = sink
-                .send(ProgressStep {
-                    message,
-                    percentage,
-                })
-                .await;
-        }
-    }
 }

@@ -11,6 +11,11 @@
 //! - installing solves the requested match specs together with what the prefix holds and
 //!   applies the difference; uninstalling removes packages and what depends on them.
 //!
+//! A prefix's records and a channel's packages are untrusted ([`untrusted`]): before anything
+//! is linked or unlinked, every path they name must be a plain relative path inside the prefix
+//! and outside `conda-meta/`, and removal never follows a symlink in the prefix. A refusal is
+//! `install-failed` (`provision-failed` when creating) and leaves the prefix as it was.
+//!
 //! Remote channels over HTTPS (such as the default, `conda-forge`) need the crate's `https`
 //! feature, which brings in rustls; without it only `file://` and `http://` channels work and an
 //! `https://` one is refused with `channel-unavailable`.
@@ -23,9 +28,14 @@ mod activation;
 mod channels;
 mod describe;
 mod install;
+mod installed;
+mod link;
+mod prefix_dir;
 mod progress;
 mod provision;
 pub mod testing;
+mod unlink;
+pub mod untrusted;
 
 use std::path::PathBuf;
 
@@ -78,7 +88,12 @@ pub struct CondaBackend {
 
 impl CondaBackend {
     /// A backend with the given configuration. Nothing is contacted until the first request.
+    ///
+    /// The first backend made in a process also builds rayon's global pool (where rattler
+    /// links files) with a panic handler, so that a panic there fails one request instead of
+    /// aborting the process.
     pub fn new(config: CondaConfig) -> Self {
+        link::contain_rayon_panics();
         #[cfg(feature = "https")]
         {
             // Fails only when a provider is installed already, which is as good.

@@ -167,3 +167,39 @@ impl Reporter for StepReporter {
 
     fn on_pre_unlink_complete(&self, _index: usize, _success: bool) {}
 }
+
+/// Where an install's own steps (beside rattler's) go, if anywhere.
+#[derive(Clone, Default)]
+pub(crate) struct Steps(Option<ProgressSink>);
+
+impl Steps {
+    pub(crate) fn new(sink: Option<ProgressSink>) -> Self {
+        Steps(sink)
+    }
+
+    pub(crate) fn sink(&self) -> Option<ProgressSink> {
+        self.0.clone()
+    }
+
+    /// Sends a step, waiting for room.
+    pub(crate) async fn send(&self, message: String, percentage: Option<u32>) {
+        if let Some(sink) = &self.0 {
+            let _ = sink
+                .send(ProgressStep {
+                    message,
+                    percentage,
+                })
+                .await;
+        }
+    }
+
+    /// Sends a step without a percentage if there is room now (for blocking code).
+    pub(crate) fn try_send(&self, message: String) {
+        if let Some(sink) = &self.0 {
+            let _ = sink.try_send(ProgressStep {
+                message,
+                percentage: None,
+            });
+        }
+    }
+}

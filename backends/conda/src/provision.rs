@@ -1,10 +1,10 @@
 //! Provisioning: solve `python` at the requested version against the channels and install
-//! the solution into the prefix.
+//! the solution into the prefix, its packages checked as an install's are.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use wsp_protocol::FailureReason;
 
-use rattler::install::Installer;
 use rattler_conda_types::{GenericVirtualPackage, MatchSpec, Matches, RepoDataRecord, Subdir};
 use rattler_repodata_gateway::RepoData;
 use rattler_solve::{SolveError, SolverImpl, SolverTask};
@@ -13,7 +13,16 @@ use wsp_backend::interpreters::{PythonVersion, VersionRequest};
 use wsp_backend::{BackendError, ProvisionRequest, Provisioned};
 
 use crate::channels::{match_spec, ChannelSet};
+use crate::link::{self, Reasons};
+use crate::prefix_dir::PrefixDir;
+use crate::progress::Steps;
 use crate::CondaConfig;
+
+/// The reasons of a provisioning's failures: a package that cannot be fetched is the channel's.
+const PROVISION: Reasons = Reasons {
+    failed: FailureReason::ProvisionFailed,
+    fetch: FailureReason::ChannelUnavailable,
+};
 
 /// The match spec for a requested Python: `X.Y` is the newest `X.Y.*`, `X.Y.Z` exactly that.
 pub(crate) fn python_spec(request: &VersionRequest) -> Result<MatchSpec, BackendError> {
@@ -63,21 +72,23 @@ pub(crate) async fn provision(
             )
         })?;
 
-    Installer::new()
-        .with_package_cache(channels.package_cache.clone())
-        .with_target_platform(channels.platform)
-        .with_requested_specs(vec![spec])
-        .install(&root, records)
-        .await
-        .map_err(|error| {
-            let reason = match error {
-                rattler::install::InstallerError::FailedToFetch(..) => {
-                    FailureReason::ChannelUnavailable
-                }
-                _ => FailureReason::ProvisionFailed,
-            };
-            BackendError::caused_by(reason, format!("installing into {}", root.display()), error)
-        })?;
+    let prefix = PrefixDir::open(&root).map_err(|error| {
+        BackendError::caused_by(
+            FailureReason::ProvisionFailed,
+            format!("opening {}", root.display()),
+            error,
+        )
+    })?;
+    link::apply(
+        &channels,
+        Arc::new(prefix),
+        Vec::new(),
+        records,
+        vec![spec],
+        &Steps::default(),
+        &PROVISION,
+    )
+    .await?;
 
     let interpreter_path = interpreter_path(&root)?;
     let mut extra = serde_json::Map::new();

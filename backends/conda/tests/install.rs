@@ -233,3 +233,34 @@ async fn the_solve_fetch_and_link_steps_are_reported() {
         "{percentages:?}"
     );
 }
+
+#[tokio::test]
+async fn uninstall_removes_the_bytecode_of_removed_modules_and_keeps_the_rest() {
+    let f = Fixture::new();
+    let root = f.prefix("bytecode").await;
+    f.install(&root, &["wsp-alpha"], false, None).await.unwrap();
+    let compiled = f
+        .python(
+            &root,
+            "import importlib.util, py_compile, wsp_alpha; py_compile.compile(wsp_alpha.__file__); \
+             print(importlib.util.cache_from_source(wsp_alpha.__file__))",
+        )
+        .await;
+    let compiled = PathBuf::from(compiled);
+    assert!(compiled.is_file(), "{}", compiled.display());
+    let other = compiled.with_file_name("unrelated.cpython-312.pyc");
+    std::fs::write(&other, "").unwrap();
+    let request = UninstallRequest {
+        root: root.clone(),
+        environment_id: "env-0123456789ab".into(),
+        packages: vec!["wsp-alpha".into()],
+    };
+    f.backend.uninstall(request).await.unwrap();
+    assert!(!compiled.exists(), "{} is left", compiled.display());
+    assert!(other.exists(), "another module's bytecode stays");
+    assert!(root.join("conda-meta").is_dir());
+    assert_eq!(
+        version_of(&f.packages(&root).await, "python").as_deref(),
+        Some("3.12.1")
+    );
+}

@@ -13,7 +13,8 @@
 //! - `lib/pythonX.Y/site-packages/README` makes that directory exist.
 //!
 //! [`build_local_channel_with`] adds `noarch: python` packages ([`CondaPackage`]), whose
-//! modules rattler links into the prefix's site-packages.
+//! modules rattler links into the prefix's site-packages; [`CondaPackage::raw_file`] adds files
+//! at any path `info/paths.json` can name, hostile ones included, to test what refuses them.
 //!
 //! Packages are `.tar.bz2` archives with `info/index.json`, `info/paths.json` and
 //! `info/files`, named `python-X.Y.Z-0.tar.bz2` (build string `0`), in the subdir of this
@@ -143,6 +144,9 @@ pub struct CondaPackage {
     pub version: String,
     /// Match specs of what it needs besides `python`.
     pub depends: Vec<String>,
+    /// More files, each at a path written verbatim into `info/paths.json` (which may be a
+    /// hostile one: absolute, with `..`, or under `conda-meta/`), with its contents.
+    pub raw_files: Vec<(String, String)>,
 }
 
 impl CondaPackage {
@@ -153,7 +157,16 @@ impl CondaPackage {
             name: name.to_owned(),
             version: version.to_owned(),
             depends: Vec::new(),
+            raw_files: Vec::new(),
         }
+    }
+
+    /// Adds a file at `path`, exactly as `info/paths.json` will name it. A path that is not a
+    /// plain relative one (absolute, with `.` or `..` parts) is listed in `paths.json` but its
+    /// contents are packed under `raw/` in the archive, never outside the staging directory.
+    pub fn raw_file(mut self, path: &str, contents: &str) -> Self {
+        self.raw_files.push((path.to_owned(), contents.to_owned()));
+        self
     }
 
     /// Adds a dependency (a match spec).

@@ -44,9 +44,13 @@ pub(super) fn write_noarch_package(
     let mut paths = Vec::new();
     let mut files = String::new();
     let mut staged: Vec<PathBuf> = Vec::new();
-    for (relative, contents) in package.files() {
-        let relative = format!("site-packages/{relative}");
-        let path = root.join(&relative);
+    let modules = package
+        .files()
+        .into_iter()
+        .map(|(relative, contents)| (format!("site-packages/{relative}"), contents));
+    let raw = package.raw_files.iter().cloned();
+    for (index, (relative, contents)) in modules.chain(raw).enumerate() {
+        let path = root.join(staged_path(&relative, index));
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(ChannelBuildError::io(format!(
                 "creating {}",
@@ -107,4 +111,18 @@ pub(super) fn write_noarch_package(
     )))?;
     let record = super::package::record(&archive, &file_name, &index_json)?;
     Ok((file_name, record))
+}
+
+/// Where a file listed in `paths.json` as `listed` is packed: there, when that is a plain
+/// relative path, else at `raw/<index>` so that staging never writes outside its directory.
+fn staged_path(listed: &str, index: usize) -> PathBuf {
+    let plain = !listed.is_empty()
+        && listed
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..");
+    if plain {
+        PathBuf::from(listed)
+    } else {
+        PathBuf::from(format!("raw/{index}"))
+    }
 }
