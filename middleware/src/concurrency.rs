@@ -182,3 +182,48 @@ where
         Poll::Ready(output)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::task::Waker;
+    use wsp_protocol::Id;
+
+    fn execute(id: i64, stdin_bytes: usize) -> Request {
+        Request {
+            id: Id::from(id),
+            method: "environment/execute".into(),
+            params: Some(json!({"stdin": "x".repeat(stdin_bytes)})),
+        }
+    }
+
+    #[test]
+    fn only_requests_that_wait_for_a_slot_fill_the_queue() {
+        // Answers that never come: a slot taken stays taken until its future is dropped.
+        let never = tower::service_fn(|_: Request| std::future::pending());
+        let mut limit = HandlerLimitLayer::new(1)
+            .max_queued_bytes(1000)
+            .layer(never);
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut ready = |limit: &mut HandlerLimit<_>| limit.poll_ready(&mut cx).is_ready();
+
+        assert!(ready(&mut limit));
+        let mut running = Box::pin(limit.call(execute(1, 5000)));
+        assert!(ready(&mut limit), "a request that got its slot counts nothing");
+        let waiting = Box::pin(limit.call(execute(2, 5000)));
+        assert!(!ready(&mut limit), "5 kB wait, past the 1000 bytes of the queue");
+        drop(waiting);
+        assert!(ready(&mut limit), "a dropped request gives its bytes back");
+
+        let mut small = Box::pin(limit.call(execute(3, 10)));
+        assert!(ready(&mut limit), "a small request leaves room");
+        let _big = Box::pin(limit.call(execute(4, 5000)));
+        assert!(!ready(&mut limit));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(running.as_mut().poll(&mut cx).is_pending());
+        drop(running);
+        assert!(small.as_mut().poll(&mut cx).is_pending(), "it runs now");
+        assert!(!limit.poll_ready(&mut cx).is_ready(), "the big one still waits");
+    }
+}
