@@ -49,6 +49,8 @@ pub struct ServeConfig {
     pub drain_timeout: Duration,
     /// How many handlers run at once.
     pub concurrency_limit: usize,
+    /// The bytes requests waiting for a handler slot may hold before reading pauses.
+    pub max_queued_bytes: usize,
     /// The default `max_output_bytes` of `environment/execute`; `None` keeps 16 MiB.
     pub max_output_bytes: Option<u64>,
     /// Log line format on stderr.
@@ -81,6 +83,7 @@ impl Default for ServeConfig {
             max_frame_bytes: wsp_server::codec::DEFAULT_MAX_FRAME_BYTES,
             drain_timeout: Duration::from_secs(5),
             concurrency_limit: 64,
+            max_queued_bytes: wsp_middleware::DEFAULT_MAX_QUEUED_BYTES,
             max_output_bytes: None,
             log_format: LogFormat::Text,
             interpreters: Vec::new(),

@@ -165,7 +165,7 @@ impl Environments {
                 error::invalid_params(&[Violation::new("cwd", "inside_environment", message)])
             })?;
             let options = RunOptions {
-                stdin: params.stdin,
+                stdin: params.stdin.map(Into::into),
                 timeout: params.timeout_ms.map(std::time::Duration::from_millis),
                 max_output_bytes: params.max_output_bytes,
                 output: output.filter(|_| params.stream),

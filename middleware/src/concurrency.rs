@@ -1,12 +1,20 @@
-//! Handler capacity: at most N handlers run at once, and reading never waits for a slot.
+//! Handler capacity: at most N handlers run at once, and reading waits for a slot only when
+//! the requests already waiting for one hold too many bytes.
 //!
 //! tower's `ConcurrencyLimit` waits for a permit in `poll_ready`, so a runtime that reads in
 //! order stops reading while every slot is busy: it then cannot see a `$/cancelRequest`, an
 //! `exit` or EOF, and a batch larger than the limit waits for itself forever. [`HandlerLimit`]
-//! is always ready instead. It calls the service it wraps at once, in read order (so every
-//! decision taken in `call` keeps read order), and holds the returned future back until a
-//! permit is free: the limit applies to running handlers, never to reading. Requests waiting
-//! for a permit are served first come, first served; notifications pass straight through.
+//! is ready instead while there is room in its queue. It calls the service it wraps at once,
+//! in read order (so every decision taken in `call` keeps read order), and holds the returned
+//! future back until a permit is free: the limit applies to running handlers, not to reading.
+//! Requests waiting for a permit are served first come, first served; notifications pass
+//! straight through.
+//!
+//! The queue is bounded by bytes: a request that has to wait counts its size in memory (see
+//! [`HandlerLimitLayer::max_queued_bytes`]) until its handler starts, or it is cancelled.
+//! While the waiting requests hold the bound or more ([`DEFAULT_MAX_QUEUED_BYTES`] unless set;
+//! the last one admitted may take them past it), `poll_ready` is pending, so the runtime stops
+//! reading until one of them starts. A request that gets a slot at once counts nothing.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -24,21 +32,47 @@ use wsp_protocol::{Notification, Request, Response};
 
 use crate::notify::{ExitStatus, Notify};
 
+mod waiting;
+
+use waiting::{request_bytes, Held, WaitingBytes};
+
 /// The default number of handlers that run at once.
 pub const DEFAULT_HANDLER_LIMIT: usize = 64;
 
-/// Wraps a service in [`HandlerLimit`]; every service it makes shares the same permits.
+/// The default bound on the bytes of the requests waiting for a handler slot: 64 MiB.
+pub const DEFAULT_MAX_QUEUED_BYTES: usize = 64 * 1024 * 1024;
+
+/// Wraps a service in [`HandlerLimit`]; every service it makes shares the same permits and
+/// the same queue.
 #[derive(Debug, Clone)]
 pub struct HandlerLimitLayer {
     permits: Arc<Semaphore>,
+    waiting: Arc<WaitingBytes>,
 }
 
 impl HandlerLimitLayer {
-    /// At most `limit` handlers at once (at least one).
+    /// At most `limit` handlers at once (at least one), and a queue of
+    /// [`DEFAULT_MAX_QUEUED_BYTES`].
     pub fn new(limit: usize) -> Self {
         HandlerLimitLayer {
             permits: Arc::new(Semaphore::new(limit.max(1))),
+            waiting: WaitingBytes::new(DEFAULT_MAX_QUEUED_BYTES),
         }
+    }
+
+    /// Bounds the queue at `bytes` (at least one): the services this layer makes are not ready
+    /// while the requests waiting for a slot hold that many bytes or more. A request counts
+    /// its size in memory, estimated from its parsed form: `size_of::<serde_json::Value>()`
+    /// for each JSON value of its `params`, plus the bytes of every string and object key
+    /// (and a few words for each object member).
+    pub fn max_queued_bytes(mut self, bytes: usize) -> Self {
+        self.waiting = WaitingBytes::new(bytes);
+        self
+    }
+
+    /// The queue's bound, in bytes.
+    pub fn queued_bytes_bound(&self) -> usize {
+        self.waiting.max()
     }
 }
 
@@ -49,15 +83,17 @@ impl<S> Layer<S> for HandlerLimitLayer {
         HandlerLimit {
             inner,
             permits: self.permits.clone(),
+            waiting: self.waiting.clone(),
         }
     }
 }
 
-/// Runs each request's handler once a permit is free; always ready.
+/// Runs each request's handler once a permit is free; ready while its queue has room.
 #[derive(Debug, Clone)]
 pub struct HandlerLimit<S> {
     inner: S,
     permits: Arc<Semaphore>,
+    waiting: Arc<WaitingBytes>,
 }
 
 impl<S> Service<Request> for HandlerLimit<S>
@@ -69,22 +105,27 @@ where
     type Future = ResponseFuture<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        std::task::ready!(self.waiting.poll_room(cx));
         self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let future = self.inner.call(request);
         match self.permits.clone().try_acquire_owned() {
             Ok(permit) => ResponseFuture {
-                future,
+                future: self.inner.call(request),
                 permit: Some(permit),
                 waiting: None,
+                held: None,
             },
-            Err(_) => ResponseFuture {
-                future,
-                permit: None,
-                waiting: Some(PollSemaphore::new(self.permits.clone())),
-            },
+            Err(_) => {
+                let held = self.waiting.hold(request_bytes(&request));
+                ResponseFuture {
+                    future: self.inner.call(request),
+                    permit: None,
+                    waiting: Some(PollSemaphore::new(self.permits.clone())),
+                    held: Some(held),
+                }
+            }
         }
     }
 }
@@ -107,6 +148,8 @@ pub struct ResponseFuture<F> {
     future: F,
     permit: Option<OwnedSemaphorePermit>,
     waiting: Option<PollSemaphore>,
+    /// The request's share of the queue while it waits.
+    held: Option<Held>,
 }
 
 impl<F> std::fmt::Debug for ResponseFuture<F> {
@@ -132,9 +175,55 @@ where
                 *this.permit = std::task::ready!(waiting.poll_acquire(cx));
             }
             *this.waiting = None;
+            *this.held = None;
         }
         let output = std::task::ready!(this.future.poll(cx));
         this.permit.take();
         Poll::Ready(output)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::task::Waker;
+    use wsp_protocol::Id;
+
+    fn execute(id: i64, stdin_bytes: usize) -> Request {
+        Request {
+            id: Id::from(id),
+            method: "environment/execute".into(),
+            params: Some(json!({"stdin": "x".repeat(stdin_bytes)})),
+        }
+    }
+
+    #[test]
+    fn only_requests_that_wait_for_a_slot_fill_the_queue() {
+        // Answers that never come: a slot taken stays taken until its future is dropped.
+        let never = tower::service_fn(|_: Request| std::future::pending());
+        let mut limit = HandlerLimitLayer::new(1)
+            .max_queued_bytes(1000)
+            .layer(never);
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut ready = |limit: &mut HandlerLimit<_>| limit.poll_ready(&mut cx).is_ready();
+
+        assert!(ready(&mut limit));
+        let mut running = Box::pin(limit.call(execute(1, 5000)));
+        assert!(ready(&mut limit), "a request that got its slot counts nothing");
+        let waiting = Box::pin(limit.call(execute(2, 5000)));
+        assert!(!ready(&mut limit), "5 kB wait, past the 1000 bytes of the queue");
+        drop(waiting);
+        assert!(ready(&mut limit), "a dropped request gives its bytes back");
+
+        let mut small = Box::pin(limit.call(execute(3, 10)));
+        assert!(ready(&mut limit), "a small request leaves room");
+        let _big = Box::pin(limit.call(execute(4, 5000)));
+        assert!(!ready(&mut limit));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(running.as_mut().poll(&mut cx).is_pending());
+        drop(running);
+        assert!(small.as_mut().poll(&mut cx).is_pending(), "it runs now");
+        assert!(!limit.poll_ready(&mut cx).is_ready(), "the big one still waits");
     }
 }

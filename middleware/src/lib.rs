@@ -8,7 +8,8 @@
 //! through [`Notify::notify`], and the end of input through [`Notify::input_ended`]; every layer
 //! here implements both halves. The runtime calls the stack in read order, so every decision a
 //! layer takes in `call` or `notify` (the lifecycle gate's, above all) follows read order, and
-//! every layer is always ready, so reading never waits for a handler.
+//! every layer is ready unless the requests waiting for a handler slot hold the handler limit's
+//! queue (64 MiB by default), so reading waits for a handler only then.
 //!
 //! The stack, outermost first, as [`standard_stack`] builds it:
 //!
@@ -19,7 +20,7 @@
 //! | [`DrainLayer`] | [`drain`] | counts requests in flight; at the end of input, cancels them at the deadline |
 //! | [`CancelLayer`] | [`cancel`] | `$/cancelRequest` cancels a running request (`-32800`) |
 //! | [`LifecycleLayer`] | [`lifecycle`] | `-32002` before `initialize`, `-32600` after `shutdown`; `exit` ends the session |
-//! | [`HandlerLimitLayer`] | [`concurrency`] | at most N handlers run at once; reading goes on |
+//! | [`HandlerLimitLayer`] | [`concurrency`] | at most N handlers run at once; reading goes on while the requests waiting for a slot hold less than its queue's bytes |
 //! | [`Router`] | [`router`] | dispatches by method; `-32601` for unknown methods |
 //! | [`ValidateParamsLayer`] | [`validation`] | `-32602` listing every violation; typed handlers |
 //!
@@ -41,7 +42,9 @@ pub mod validation;
 
 pub use cancel::{Cancel, CancelLayer, CANCEL_REQUEST};
 pub use catch_panic::{CatchPanic, CatchPanicLayer};
-pub use concurrency::{HandlerLimit, HandlerLimitLayer, DEFAULT_HANDLER_LIMIT};
+pub use concurrency::{
+    HandlerLimit, HandlerLimitLayer, DEFAULT_HANDLER_LIMIT, DEFAULT_MAX_QUEUED_BYTES,
+};
 pub use drain::{Drain, DrainLayer, DrainReport, DrainService, DEFAULT_DRAIN_DEADLINE};
 pub use lifecycle::{Lifecycle, LifecycleGate, LifecycleLayer, LifecycleState};
 pub use notifier::Notifier;

@@ -11,13 +11,15 @@
 //! | [`Cancel`] | cancellable by id | `$/cancelRequest` cancels |
 //! | *[`LayerPosition::BeforeLifecycle`]* (the default) | | |
 //! | [`LifecycleGate`] | `-32002` before `initialize`, `-32600` after `shutdown` | `exit` ends the session with its status |
-//! | [`HandlerLimit`] | at most N handlers run at once | |
+//! | [`HandlerLimit`] | at most N handlers run at once; not ready while the requests waiting for a slot hold its queue's bytes | |
 //! | *[`LayerPosition::BeforeRouter`]* | | |
 //! | the router | `-32601` for unknown methods, then params validation | handlers by method; unknown ones ignored |
 //!
-//! Every layer is always ready, so the runtime never stops reading for handler capacity. A
-//! position without custom layers costs nothing: the stack is one concrete type, and only the
-//! part under custom layers is boxed.
+//! Every layer but the handler limit is always ready, and the handler limit is ready unless the
+//! requests waiting for a slot hold its queue's bytes (64 MiB by default,
+//! [`StackConfig::max_queued_bytes`]): the runtime stops reading for handler capacity only
+//! then. A position without custom layers costs nothing: the stack is one concrete type, and
+//! only the part under custom layers is boxed.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -55,6 +57,7 @@ type Wrap = Box<dyn FnOnce(BoxSession) -> BoxSession + Send>;
 pub struct StackConfig {
     drain_deadline: Duration,
     handler_limit: usize,
+    max_queued_bytes: usize,
     layers: Vec<(LayerPosition, Wrap)>,
 }
 
@@ -63,6 +66,7 @@ impl Default for StackConfig {
         StackConfig {
             drain_deadline: crate::DEFAULT_DRAIN_DEADLINE,
             handler_limit: crate::DEFAULT_HANDLER_LIMIT,
+            max_queued_bytes: crate::DEFAULT_MAX_QUEUED_BYTES,
             layers: Vec::new(),
         }
     }
@@ -78,6 +82,13 @@ impl StackConfig {
     /// How many handlers run at once (default 64, at least 1).
     pub fn handler_limit(mut self, limit: usize) -> Self {
         self.handler_limit = limit.max(1);
+        self
+    }
+
+    /// The bytes that requests waiting for a handler slot may hold before the stack stops
+    /// being ready (default 64 MiB, at least 1; see [`HandlerLimitLayer::max_queued_bytes`]).
+    pub fn max_queued_bytes(mut self, bytes: usize) -> Self {
+        self.max_queued_bytes = bytes.max(1);
         self
     }
 
@@ -156,8 +167,9 @@ where
     let drain = Drain::with_deadline(config.drain_deadline);
 
     let routed = config.wrap(LayerPosition::BeforeRouter, router);
-    let gated = LifecycleLayer::new(lifecycle.clone())
-        .layer(HandlerLimitLayer::new(config.handler_limit).layer(routed));
+    let limit =
+        HandlerLimitLayer::new(config.handler_limit).max_queued_bytes(config.max_queued_bytes);
+    let gated = LifecycleLayer::new(lifecycle.clone()).layer(limit.layer(routed));
     let gated = config.wrap(LayerPosition::BeforeLifecycle, gated);
     let session = TraceLayer::new()
         .layer(CatchPanicLayer::new().layer(drain.layer().layer(CancelLayer::new().layer(gated))));

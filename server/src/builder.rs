@@ -35,7 +35,7 @@ use wsp_middleware::notifier::{NotificationQueue, Notifier};
 use wsp_middleware::router::Router;
 
 use crate::capabilities::{self, ServerFacts};
-use crate::runtime::{self, FrameSource, RuntimeOptions};
+use crate::runtime::{self, FairRead, FrameSource, RuntimeOptions};
 
 /// Bytes read per system call at most.
 const IO_CHUNK: usize = 64 * 1024;
@@ -185,9 +185,17 @@ impl ServerBuilder {
     }
 
     /// How many handlers run at once (default 64, at least 1). Requests past it wait for a
-    /// slot; reading goes on.
+    /// slot; reading goes on while they hold less than [`ServerBuilder::max_queued_bytes`].
     pub fn concurrency_limit(mut self, limit: usize) -> Self {
         self.stack = self.stack.handler_limit(limit);
+        self
+    }
+
+    /// How many bytes the requests waiting for a handler slot may hold (default 64 MiB, at
+    /// least 1); once they hold that many, reading pauses until one of them starts. A request
+    /// counts its size in memory (see [`wsp_middleware::HandlerLimitLayer::max_queued_bytes`]).
+    pub fn max_queued_bytes(mut self, bytes: usize) -> Self {
+        self.stack = self.stack.max_queued_bytes(bytes);
         self
     }
 
@@ -245,7 +253,7 @@ impl Server {
         W: AsyncWrite + Unpin,
     {
         let codec = FrameCodec::with_max_frame_bytes(self.max_frame_bytes);
-        let input = FramedRead::with_capacity(reader, codec, IO_CHUNK);
+        let input = FramedRead::with_capacity(FairRead::new(reader), codec, IO_CHUNK);
         let output = FrameWriter::new(writer);
         self.serve_transport(input, output).await
     }
@@ -261,8 +269,11 @@ impl Server {
             "serving stdio"
         );
         let codec = FrameCodec::with_max_frame_bytes(self.max_frame_bytes);
-        let input =
-            crate::stdio::UntilTerminated::new(FramedRead::with_capacity(stdin, codec, IO_CHUNK));
+        let input = crate::stdio::UntilTerminated::new(FramedRead::with_capacity(
+            FairRead::new(stdin),
+            codec,
+            IO_CHUNK,
+        ));
         let output = FrameWriter::new(stdout);
         self.serve_transport(input, output).await
     }

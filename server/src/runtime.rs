@@ -11,9 +11,16 @@
 //! - Reading goes on while requests run; it pauses only while
 //!   [`RuntimeOptions::max_pending`] answers are owed (read, and not yet handed to the output:
 //!   a batch counts each of its answers), so memory stays bounded whatever the client does, and
-//!   a client that does not read makes the server stop reading once that many wait.
+//!   a client that does not read makes the server stop reading once that many wait; and while
+//!   the stack is not ready for the next request (the standard stack's handler limit, while
+//!   the requests waiting for a slot fill its queue of bytes), which holds that request and
+//!   the rest of its payload back until the stack is ready.
+//! - A byte transport's input is read through [`FairRead`], so the requests that run are
+//!   polled at least every [`FAIR_READ_BYTES`] of input, however large the frame being read.
 //! - Answers that are ready are queued together and handed to the output when no more input
-//!   is buffered or once [`RuntimeOptions::flush_bytes`] of them wait. While more input is
+//!   is buffered or once [`RuntimeOptions::flush_bytes`] of them wait. Past 256 KiB of them,
+//!   further answers wait unserialized until their turn to be written, so however many large
+//!   answers are ready at once, one of them at a time is held serialized. While more input is
 //!   buffered the output writes what it finds worth writing (whole pages, for the byte
 //!   transport's `FrameWriter`), so the client reads those answers, and sends more, while the
 //!   server works on the rest of what it has read; the flush comes when the input runs dry or
@@ -25,6 +32,9 @@
 //!   told; the deadline it returns bounds the rest of the session, writing included.
 
 mod answers;
+mod fair_read;
+
+pub use fair_read::{FairRead, FAIR_READ_BYTES};
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -312,7 +322,7 @@ where
             // output doesn't stop reading (the pending bound does), so EOF and `exit` are still
             // seen.
             let worth_writing =
-                !input.has_buffered() || self.answers.ready_bytes() >= self.options.flush_bytes;
+                !input.has_buffered() || self.answers.ready_reaches(self.options.flush_bytes);
             if self.answers.has_ready() && worth_writing && !self.output_blocked {
                 return progressed;
             }

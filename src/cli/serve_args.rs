@@ -39,7 +39,12 @@ pub struct ServeArgs {
     /// How many handlers run at once; requests past it wait for a slot (reading goes on).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub concurrency_limit: Option<u64>,
-    /// The default `max_output_bytes` of `environment/execute`, per stream (default 16 MiB).
+    /// The bytes requests waiting for a handler slot may hold (default 64 MiB); once they
+    /// hold that many, reading pauses until one of them starts.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_queued_bytes: Option<u64>,
+    /// The default `max_output_bytes` of `environment/execute`: the most bytes each stream
+    /// takes in the answer, JSON-encoded (default 16 MiB).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_output_bytes: Option<u64>,
     /// Create venvs with `python -m venv` instead of writing them directly.
@@ -98,6 +103,9 @@ impl ServeArgs {
         }
         if let Some(n) = self.concurrency_limit {
             config.concurrency_limit = usize::try_from(n).unwrap_or(usize::MAX);
+        }
+        if let Some(n) = self.max_queued_bytes {
+            config.max_queued_bytes = usize::try_from(n).unwrap_or(usize::MAX);
         }
         config.max_output_bytes = self.max_output_bytes;
         config.stdlib_venv = self.stdlib_venv;
@@ -221,6 +229,8 @@ mod tests {
             "--log-format",
             "json",
             "--seed-pip",
+            "--max-queued-bytes",
+            "1048576",
         ])
         .unwrap();
         let Command::Serve(serve) = cli.command else {
@@ -234,6 +244,7 @@ mod tests {
         assert_eq!(config.interpreters, [PathBuf::from("/usr/bin/python3")]);
         assert_eq!(config.log_format, LogFormat::Json);
         assert!(config.seed_pip && !config.stdlib_venv);
+        assert_eq!(config.max_queued_bytes, 1 << 20);
         assert_eq!(
             config.concurrency_limit,
             ServeConfig::default().concurrency_limit

@@ -17,7 +17,7 @@ use wsp_protocol::results::OutputStream;
 
 fn with_stdin(stdin: &str) -> RunOptions {
     RunOptions {
-        stdin: Some(stdin.to_owned()),
+        stdin: Some(stdin.to_owned().into()),
         ..RunOptions::default()
     }
 }

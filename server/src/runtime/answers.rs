@@ -6,7 +6,10 @@
 //! an answer still running moves into the set of tasks, box and all.
 //!
 //! Answers are serialized into one growing buffer and split off it, so an answer needs no
-//! allocation of its own.
+//! allocation of its own. They are serialized as they become ready while less than
+//! [`ENCODE_AHEAD`] bytes of serialized answers wait; past it, an answer waits as it is and is
+//! serialized only when it is handed to the output. So however many large answers become
+//! ready at once, at most one of them is held serialized besides the [`ENCODE_AHEAD`] bytes.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -28,6 +31,9 @@ const ENCODE_CHUNK: usize = 16 * 1024;
 /// An encoding buffer that grew past this (a huge answer) is not kept for the next answers.
 const MAX_KEPT_CAPACITY: usize = 256 * 1024;
 
+/// Serialized answers waiting for the output past which more ready answers wait unserialized.
+pub(super) const ENCODE_AHEAD: usize = 256 * 1024;
+
 /// What the session owes: answers running, and answers ready.
 pub(super) struct Answers<F: Future<Output = Result<Response, Infallible>>> {
     /// Answers owed for the messages read so far and not yet handed to the output (a batch
@@ -35,9 +41,11 @@ pub(super) struct Answers<F: Future<Output = Result<Response, Infallible>>> {
     pending: usize,
     in_flight: FuturesUnordered<Answer<F>>,
     /// Answers ready and not yet in the output, each with the number of answers it holds.
-    ready: VecDeque<(Bytes, usize)>,
-    /// Their payloads' length.
+    ready: VecDeque<(Ready, usize)>,
+    /// The length of the serialized ones.
     ready_bytes: usize,
+    /// How many wait unserialized.
+    deferred: usize,
     /// The box the next request's answer is polled in.
     spare: Option<Pin<Box<Element<F>>>>,
     encoded: BytesMut,
@@ -50,6 +58,7 @@ impl<F: Future<Output = Result<Response, Infallible>>> Answers<F> {
             in_flight: FuturesUnordered::new(),
             ready: VecDeque::new(),
             ready_bytes: 0,
+            deferred: 0,
             spare: None,
             encoded: BytesMut::new(),
         }
@@ -65,9 +74,10 @@ impl<F: Future<Output = Result<Response, Infallible>>> Answers<F> {
         self.in_flight.len()
     }
 
-    /// The size of the ready answers, in bytes.
-    pub(super) fn ready_bytes(&self) -> usize {
-        self.ready_bytes
+    /// Whether `bytes` of answers are ready, or answers that wait unserialized (which only
+    /// happens once more than [`ENCODE_AHEAD`] bytes were ready).
+    pub(super) fn ready_reaches(&self, bytes: usize) -> bool {
+        self.ready_bytes >= bytes || self.deferred > 0
     }
 
     pub(super) fn has_ready(&self) -> bool {
@@ -91,7 +101,7 @@ impl<F: Future<Output = Result<Response, Infallible>>> Answers<F> {
             Poll::Ready(response) => {
                 slot.as_mut().set(Element::Known(None));
                 self.spare = Some(slot);
-                self.queue(&response, 1);
+                self.queue_answered(Answered::One(response), 1);
             }
             Poll::Pending => self.in_flight.push(Answer::Single(slot)),
         }
@@ -119,31 +129,64 @@ impl<F: Future<Output = Result<Response, Infallible>>> Answers<F> {
             Pin::new(&mut self.in_flight).poll_next(cx)
         {
             any = true;
-            match answered {
-                Answered::One(response) => self.queue(&response, answers),
-                Answered::Batch(responses) => self.queue(&responses, answers),
-            }
+            self.queue_answered(answered, answers);
         }
         any
     }
 
-    /// The next ready answer, now handed to the output.
+    /// The next ready answer, serialized and now handed to the output (an answer that cannot
+    /// be serialized is logged and skipped).
     pub(super) fn pop_ready(&mut self) -> Option<Bytes> {
-        let (payload, answers) = self.ready.pop_front()?;
-        self.pending -= answers;
-        self.ready_bytes -= payload.len();
-        Some(payload)
+        while let Some((ready, answers)) = self.ready.pop_front() {
+            self.pending -= answers;
+            let payload = match ready {
+                Ready::Encoded(payload) => {
+                    self.ready_bytes -= payload.len();
+                    Some(payload)
+                }
+                Ready::Deferred(answered) => {
+                    self.deferred -= 1;
+                    match &answered {
+                        Answered::One(response) => encode(&mut self.encoded, response),
+                        Answered::Batch(responses) => encode(&mut self.encoded, responses),
+                    }
+                }
+            };
+            if payload.is_some() {
+                return payload;
+            }
+        }
+        None
+    }
+
+    fn queue_answered(&mut self, answered: Answered, answers: usize) {
+        if self.ready_bytes >= ENCODE_AHEAD {
+            self.deferred += 1;
+            self.ready.push_back((Ready::Deferred(answered), answers));
+            return;
+        }
+        match answered {
+            Answered::One(response) => self.queue(&response, answers),
+            Answered::Batch(responses) => self.queue(&responses, answers),
+        }
     }
 
     fn queue(&mut self, answer: &impl Serialize, answers: usize) {
         match encode(&mut self.encoded, answer) {
             Some(payload) => {
                 self.ready_bytes += payload.len();
-                self.ready.push_back((payload, answers))
+                self.ready.push_back((Ready::Encoded(payload), answers))
             }
             None => self.pending -= answers,
         }
     }
+}
+
+/// An answer ready for the output.
+enum Ready {
+    Encoded(Bytes),
+    /// Serialized when it is handed to the output.
+    Deferred(Answered),
 }
 
 /// Serializes `value` at the end of `buffer` and splits it off; `None` (logged) if it can't be.

@@ -1,14 +1,14 @@
-//! Capturing a child's output pipe: up to a byte limit, optionally streamed as it arrives.
+//! Capturing a child's output pipe: up to a limit on its size in the answer, optionally
+//! streamed as it arrives.
 
 use std::io;
 use std::time::Duration;
 
-use bytes::BufMut;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::{mpsc, watch};
 use wsp_protocol::results::OutputStream;
 
-use super::utf8::{incomplete_tail, Utf8Chunks};
+use super::utf8::BoundedText;
 use super::OutputChunk;
 
 /// The most read from a pipe at once (a Linux pipe holds 64 KiB).
@@ -17,9 +17,10 @@ const READ_CHUNK: usize = 64 * 1024;
 /// What was kept of one stream.
 #[derive(Debug, Default)]
 pub(super) struct Captured {
-    /// At most the limit's worth of bytes, never ending inside a character that was cut.
-    pub(super) bytes: Vec<u8>,
-    /// Whether bytes past the limit were read and discarded.
+    /// The output decoded as UTF-8 with replacement characters, whole characters only, at
+    /// most the limit's worth of bytes once encoded as a JSON string.
+    pub(super) text: String,
+    /// Whether output past the limit was read and discarded.
     pub(super) truncated: bool,
 }
 
@@ -27,7 +28,8 @@ pub(super) struct Captured {
 pub(super) struct Capture<R> {
     pub(super) pipe: Option<R>,
     pub(super) stream: OutputStream,
-    /// The most bytes kept (and streamed); everything past it is read and discarded.
+    /// The most bytes the kept text takes encoded as a JSON string (escapes included, the
+    /// quotes not); everything past it is read and discarded.
     pub(super) limit: usize,
     /// Where chunks go as they arrive; a full channel holds the reading back (and with it the
     /// child), so memory stays bounded however much is written.
@@ -51,9 +53,8 @@ impl<R: AsyncRead + Unpin> Capture<R> {
             limit,
             mut sink,
         } = self;
-        let mut captured = Captured::default();
         let Some(mut pipe) = pipe else {
-            return Ok(captured);
+            return Ok(Captured::default());
         };
         let deadline = async move {
             // A dropped sender means the run is over as well.
@@ -61,68 +62,46 @@ impl<R: AsyncRead + Unpin> Capture<R> {
             tokio::time::sleep(grace).await;
         };
         tokio::pin!(deadline);
-        let mut decoder = Utf8Chunks::default();
-        // Bytes past the limit are read into this, and dropped.
-        let mut discard: Vec<u8> = Vec::new();
+        let mut text = BoundedText::new(limit);
+        // Each read lands here; what is kept of it is decoded into `text`.
+        let mut chunk: Vec<u8> = Vec::with_capacity(READ_CHUNK);
         loop {
-            let start = captured.bytes.len();
-            let room = limit - start;
-            let reading = async {
-                if room == 0 {
-                    discard.resize(READ_CHUNK, 0);
-                    pipe.read(&mut discard).await
-                } else {
-                    reserve(&mut captured.bytes, room.min(READ_CHUNK), limit);
-                    pipe.read_buf(&mut (&mut captured.bytes).limit(room)).await
-                }
-            };
+            chunk.clear();
             let read = tokio::select! {
                 biased;
-                read = reading => read?,
+                read = pipe.read_buf(&mut chunk) => read?,
                 () = &mut deadline => 0,
             };
             if read == 0 {
                 break;
             }
-            if room == 0 {
-                captured.truncated = true;
-            }
+            let start = text.push(&chunk);
             if let Some(sender) = &sink {
-                let mut text = decoder.push(&captured.bytes[start..]);
-                if captured.truncated {
-                    // The character the limit cut is not kept, so it is not streamed either.
-                    decoder.drop_pending();
-                    text.clear();
-                }
-                if !text.is_empty()
-                    && sender
-                        .send(OutputChunk { stream, data: text })
-                        .await
-                        .is_err()
-                {
+                if !send(sender, stream, &text.as_str()[start..]).await {
                     // Nobody listens any more; the output is still captured.
                     sink = None;
                 }
             }
         }
+        let start = text.finish();
         if let Some(sender) = &sink {
-            let rest = decoder.finish();
-            if !rest.is_empty() {
-                let _ = sender.send(OutputChunk { stream, data: rest }).await;
-            }
+            send(sender, stream, &text.as_str()[start..]).await;
         }
-        if captured.truncated {
-            let cut = incomplete_tail(&captured.bytes);
-            captured.bytes.truncate(captured.bytes.len() - cut);
-        }
-        Ok(captured)
+        Ok(Captured {
+            truncated: text.truncated(),
+            text: text.into_string(),
+        })
     }
 }
 
-/// Makes room for at least `wanted` more bytes, growing by doubling but never past `limit`.
-fn reserve(buffer: &mut Vec<u8>, wanted: usize, limit: usize) {
-    if buffer.capacity() - buffer.len() < wanted {
-        let target = (buffer.capacity() * 2).max(buffer.len() + wanted);
-        buffer.reserve_exact(target.min(limit) - buffer.len());
+/// Streams `data` unless it is empty; whether the receiver still listens.
+async fn send(sender: &mpsc::Sender<OutputChunk>, stream: OutputStream, data: &str) -> bool {
+    if data.is_empty() {
+        return true;
     }
+    let chunk = OutputChunk {
+        stream,
+        data: data.to_owned(),
+    };
+    sender.send(chunk).await.is_ok()
 }

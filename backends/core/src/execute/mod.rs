@@ -6,10 +6,12 @@
 //! [`ENVIRONMENT_STACK_VAR`] (set last so that a request cannot hide the nesting that the
 //! `env-in-use` rule depends on). [`RunOptions`] add the rest:
 //! - stdin is the null device, or a pipe the given text is written to and then closed;
-//! - stdout and stderr are each captured up to a byte limit (16 MiB by default, see
-//!   [`set_default_max_output_bytes`]); what comes past it is read and discarded, and the
-//!   result says the stream was truncated (a character the limit cuts is dropped whole). The
-//!   output is decoded as UTF-8 with replacement characters;
+//! - stdout and stderr are each decoded as UTF-8 with replacement characters and kept while
+//!   their size in the answer, encoded as a JSON string (escapes included, quotes not), stays
+//!   within a limit (16 MiB by default, see [`set_default_max_output_bytes`]): printable text
+//!   takes a byte per byte, `\n` or `"` two, a NUL six (`\u0000`), a replacement character
+//!   three. Whole characters are kept; from the first one that does not fit, the output is
+//!   read and discarded, and the result says the stream was truncated;
 //! - with an [`OutputSink`], the kept output is also sent as it arrives, in chunks that never
 //!   end inside a UTF-8 sequence, through a bounded channel (a slow receiver slows the
 //!   command, memory stays bounded);
@@ -308,8 +310,8 @@ pub async fn run_with_stack(
         } else {
             exit_code(status)
         },
-        stdout: decode(stdout.bytes),
-        stderr: decode(stderr.bytes),
+        stdout: stdout.text,
+        stderr: stderr.text,
         duration_ms,
         timed_out,
         stdout_truncated: stdout.truncated,
@@ -351,7 +353,7 @@ fn cwd_path(cwd: &WorkingDir) -> Result<std::ffi::CString, BackendError> {
 /// for a reader outside the containment that never reads.
 async fn feed(
     stdin: Option<tokio::process::ChildStdin>,
-    data: Option<&str>,
+    data: Option<&[u8]>,
     mut exited: watch::Receiver<bool>,
 ) {
     let (Some(mut stdin), Some(data)) = (stdin, data) else {
@@ -362,19 +364,13 @@ async fn feed(
         tokio::time::sleep(PIPE_GRACE).await;
     };
     tokio::select! {
-        written = stdin.write_all(data.as_bytes()) => {
+        written = stdin.write_all(data) => {
             if written.is_ok() {
                 let _ = stdin.shutdown().await;
             }
         }
         () = deadline => {}
     }
-}
-
-/// Decodes output as UTF-8 with replacement characters, without a copy when it is valid.
-fn decode(bytes: Vec<u8>) -> String {
-    String::from_utf8(bytes)
-        .unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned())
 }
 
 /// The exit status as WSP reports it: the code, or `-N` for a child killed by signal `N`.

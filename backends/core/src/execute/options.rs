@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use bytes::Bytes;
 use rustix::process::{getrlimit, Resource};
 use tokio::sync::mpsc;
 use wsp_protocol::params::ExecuteLimits;
@@ -11,18 +12,20 @@ use wsp_protocol::results::OutputStream;
 
 use super::{ContainmentMode, SandboxPolicy};
 
-/// The default most bytes kept of each output stream: 16 MiB.
+/// The default most bytes each output stream takes in the result, encoded as a JSON string
+/// (see [`super`]): 16 MiB.
 pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 16 * 1024 * 1024;
 
 static MAX_OUTPUT_BYTES: AtomicU64 = AtomicU64::new(DEFAULT_MAX_OUTPUT_BYTES);
 
-/// Sets the most bytes kept of each stream for commands that do not say (`wsp serve
+/// Sets the most bytes each stream takes in the result (JSON-encoded) for commands that do not say (`wsp serve
 /// --max-output-bytes`); at least 1.
 pub fn set_default_max_output_bytes(bytes: u64) {
     MAX_OUTPUT_BYTES.store(bytes.max(1), Ordering::Relaxed);
 }
 
-/// The most bytes kept of each stream for commands that do not say.
+/// The most bytes each stream takes in the result (JSON-encoded) for commands that do not
+/// say.
 pub fn default_max_output_bytes() -> u64 {
     MAX_OUTPUT_BYTES.load(Ordering::Relaxed)
 }
@@ -45,11 +48,13 @@ pub type OutputSink = mpsc::Sender<OutputChunk>;
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
     /// Written to the child's stdin, which is then closed; `None`: stdin is the null device.
-    pub stdin: Option<String>,
+    /// Shared, not copied, when the options are cloned (a `String` converts without a copy).
+    pub stdin: Option<Bytes>,
     /// When it passes, everything the command started is killed and the result says
     /// `timed_out` with exit code `-9`.
     pub timeout: Option<Duration>,
-    /// The most bytes kept of each stream; `None` is [`default_max_output_bytes`].
+    /// The most bytes each stream's text takes in the result, encoded as a JSON string
+    /// (escapes included, quotes not); `None` is [`default_max_output_bytes`].
     pub max_output_bytes: Option<u64>,
     /// Where output goes as it arrives, besides the result.
     pub output: Option<OutputSink>,
@@ -63,7 +68,7 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
-    /// The per-stream byte limit in effect.
+    /// The per-stream limit in effect, in JSON-encoded bytes.
     pub(super) fn output_limit(&self) -> usize {
         let bytes = self
             .max_output_bytes
