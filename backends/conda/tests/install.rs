@@ -254,6 +254,7 @@ async fn uninstall_removes_the_bytecode_of_removed_modules_and_keeps_the_rest() 
         root: root.clone(),
         environment_id: "env-0123456789ab".into(),
         packages: vec!["wsp-alpha".into()],
+        sandbox: None,
     };
     f.backend.uninstall(request).await.unwrap();
     assert!(!compiled.exists(), "{} is left", compiled.display());

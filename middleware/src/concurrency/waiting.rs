@@ -137,11 +137,7 @@ mod tests {
 
     #[test]
     fn a_request_counts_its_strings_and_its_values() {
-        let request = |params| Request {
-            id: wsp_protocol::Id::from(1),
-            method: "m".into(),
-            params: Some(params),
-        };
+        let request = |params| Request::new(wsp_protocol::Id::from(1), "m", Some(params));
         let big = request_bytes(&request(json!({"stdin": "x".repeat(1 << 20)})));
         assert!(big > 1 << 20 && big < (1 << 20) + 1024, "{big}");
         let zeros = request_bytes(&request(json!(vec![0; 1000])));
