@@ -267,13 +267,15 @@ pub fn rerun_unprivileged(tests: &[&str]) {
     if rustix::process::geteuid().as_raw() != 0 || std::env::var_os(TEST_PYTHON_VAR).is_some() {
         return;
     }
-    let exe = std::env::current_exe().expect("the test binary");
+    use std::os::unix::fs::PermissionsExt;
     let home = tempfile::tempdir().expect("a home");
-    std::fs::set_permissions(
-        home.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .expect("the home is open");
+    std::fs::set_permissions(home.path(), PermissionsExt::from_mode(0o777))
+        .expect("the home is open");
+    // A copy the other user can run wherever the checkout lies (a home of mode 0700, say).
+    let exe = home.path().join("tests");
+    std::fs::copy(std::env::current_exe().expect("the test binary"), &exe)
+        .expect("the test binary is copied");
+    std::fs::set_permissions(&exe, PermissionsExt::from_mode(0o755)).expect("it can be run");
     let id = UNPRIVILEGED.to_string();
     for test in tests {
         let output = std::process::Command::new("setpriv")
