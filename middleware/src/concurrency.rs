@@ -210,9 +210,15 @@ mod tests {
 
         assert!(ready(&mut limit));
         let mut running = Box::pin(limit.call(execute(1, 5000)));
-        assert!(ready(&mut limit), "a request that got its slot counts nothing");
+        assert!(
+            ready(&mut limit),
+            "a request that got its slot counts nothing"
+        );
         let waiting = Box::pin(limit.call(execute(2, 5000)));
-        assert!(!ready(&mut limit), "5 kB wait, past the 1000 bytes of the queue");
+        assert!(
+            !ready(&mut limit),
+            "5 kB wait, past the 1000 bytes of the queue"
+        );
         drop(waiting);
         assert!(ready(&mut limit), "a dropped request gives its bytes back");
 
@@ -224,6 +230,9 @@ mod tests {
         assert!(running.as_mut().poll(&mut cx).is_pending());
         drop(running);
         assert!(small.as_mut().poll(&mut cx).is_pending(), "it runs now");
-        assert!(!limit.poll_ready(&mut cx).is_ready(), "the big one still waits");
+        assert!(
+            !limit.poll_ready(&mut cx).is_ready(),
+            "the big one still waits"
+        );
     }
 }
