@@ -157,7 +157,8 @@ pub struct ExecuteParams {
     pub stdin: Option<String>,
     /// Milliseconds, 1–[`MAX_TIMEOUT_MS`], after which the command is killed.
     pub timeout_ms: Option<u64>,
-    /// The most bytes of each stream kept (at least 1); `None`: the server's default.
+    /// The most bytes each stream takes in the result, encoded as a JSON string (at least 1);
+    /// `None`: the server's default.
     pub max_output_bytes: Option<u64>,
     /// Whether output is also sent, as it arrives, in `environment/output` notifications.
     pub stream: bool,

@@ -268,3 +268,45 @@ where
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::task::Waker;
+    use wsp_protocol::Id;
+
+    type Ready = std::future::Ready<Result<Response, Infallible>>;
+
+    fn answer(id: i64, bytes: usize) -> Element<Ready> {
+        let result = serde_json::Value::String("x".repeat(bytes));
+        Element::Known(Some(Response::ok(Id::from(id), result)))
+    }
+
+    fn id_of(payload: &Bytes) -> i64 {
+        let value: serde_json::Value = serde_json::from_slice(payload).expect("JSON");
+        value["id"].as_i64().expect("an id")
+    }
+
+    #[test]
+    fn past_encode_ahead_answers_wait_unserialized_and_keep_their_order() {
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut answers = Answers::<Ready>::new();
+        answers.start(answer(1, 10), &mut cx);
+        assert!(!answers.ready_reaches(4096));
+        answers.start(answer(2, ENCODE_AHEAD), &mut cx);
+        answers.start(answer(3, ENCODE_AHEAD), &mut cx);
+        answers.start(answer(4, 10), &mut cx);
+        assert_eq!(
+            answers.deferred, 2,
+            "the answers after 256 KiB wait as they are"
+        );
+        assert!(answers.ready_bytes < 2 * ENCODE_AHEAD);
+        assert_eq!(answers.pending(), 4);
+        let order: Vec<i64> = std::iter::from_fn(|| answers.pop_ready())
+            .map(|payload| id_of(&payload))
+            .collect();
+        assert_eq!(order, [1, 2, 3, 4]);
+        assert_eq!((answers.pending(), answers.deferred), (0, 0));
+        assert!(answers.is_empty() && !answers.ready_reaches(1));
+    }
+}
