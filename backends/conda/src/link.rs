@@ -2,11 +2,11 @@
 //! panic anywhere in rattler's linker becomes an error, never an abort.
 //!
 //! The order: compute the transaction against the prefix's checked records; fetch every
-//! package to install into the package cache and check its metadata
-//! ([`check_extracted_package`]) and that no directory it links into is a symlink; then remove
-//! the packages that go ([`remove_packages`], which never follows a symlink); then let
-//! rattler's installer link the rest, on a task of its own so that a panic is caught. A refusal
-//! in the first steps leaves the prefix as it was.
+//! package to install into the package cache (under the cache's global lock) and check its
+//! metadata ([`check_extracted_package`]) and that no directory it links into is a symlink;
+//! then remove the packages that go ([`remove_packages`], which never follows a symlink); then
+//! let rattler's installer link the rest, on a task of its own so that a panic is caught. A
+//! refusal in the first steps leaves the prefix as it was.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -69,8 +69,19 @@ pub(crate) async fn apply(
         .collect();
     let python = transaction.python_info.clone();
 
-    let package_dirs = fetch(&channels.package_cache, &to_install, reasons).await?;
-    check_packages(&prefix, package_dirs, python, reasons).await?;
+    {
+        // Fetches are coordinated by the cache's global lock, which the installer takes again
+        // for itself below.
+        let _cache = channels
+            .package_cache
+            .acquire_global_lock()
+            .await
+            .map_err(|error| {
+                BackendError::caused_by(reasons.fetch.clone(), "locking the package cache", error)
+            })?;
+        let package_dirs = fetch(&channels.package_cache, &to_install, reasons).await?;
+        check_packages(&prefix, package_dirs, python, reasons).await?;
+    }
 
     let (removed, kept): (Vec<Installed>, Vec<Installed>) = installed
         .into_iter()
