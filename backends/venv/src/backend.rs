@@ -51,10 +51,12 @@ impl VenvBackend {
     async fn ready_to_install(
         &self,
         root: &std::path::Path,
+        environment_id: &str,
         sandbox: Option<&SandboxPolicy>,
     ) -> Result<Installer, BackendError> {
         if self.installer == Installer::Pip {
-            crate::install::ensure_pip(&self.inventory, &self.options, root, sandbox).await?;
+            let confined = sandbox.map(|sandbox| (sandbox, environment_id));
+            crate::install::ensure_pip(&self.inventory, &self.options, root, confined).await?;
         }
         Ok(self.installer.clone())
     }
@@ -108,14 +110,22 @@ impl Backend for VenvBackend {
 
     async fn install(&self, request: InstallRequest) -> Result<(), BackendError> {
         let installer = self
-            .ready_to_install(&request.root, request.sandbox.as_ref())
+            .ready_to_install(
+                &request.root,
+                &request.environment_id,
+                request.sandbox.as_ref(),
+            )
             .await?;
         wsp_backend::venv_layout::install(installer, request).await
     }
 
     async fn uninstall(&self, request: UninstallRequest) -> Result<(), BackendError> {
         let installer = self
-            .ready_to_install(&request.root, request.sandbox.as_ref())
+            .ready_to_install(
+                &request.root,
+                &request.environment_id,
+                request.sandbox.as_ref(),
+            )
             .await?;
         wsp_backend::venv_layout::uninstall(installer, request).await
     }

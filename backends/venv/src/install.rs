@@ -14,13 +14,13 @@ use wsp_protocol::FailureReason;
 use crate::layout::Layout;
 use crate::{seed, VenvOptions};
 
-/// Seeds pip into the venv at `root` unless its site-packages has it already; inside
-/// `sandbox` when given.
+/// Seeds pip into the venv at `root` unless its site-packages has it already; inside the
+/// sandbox of the environment (its policy and id) when `confined`.
 pub(crate) async fn ensure_pip(
     inventory: &Inventory,
     options: &VenvOptions,
     root: &Path,
-    sandbox: Option<&SandboxPolicy>,
+    confined: Option<(&SandboxPolicy, &str)>,
 ) -> Result<(), BackendError> {
     let scan_root = root.to_owned();
     let has_pip = tokio::task::spawn_blocking(move || {
@@ -33,8 +33,8 @@ pub(crate) async fn ensure_pip(
     if has_pip {
         return Ok(());
     }
-    if let Some(sandbox) = sandbox {
-        return ensurepip_inside(root, sandbox).await;
+    if let Some((sandbox, environment_id)) = confined {
+        return ensurepip_inside(root, sandbox, environment_id).await;
     }
     // The environment's interpreter describes its base: the executable it resolves to, the
     // version and ABI, which is what the seed cache is keyed by.
@@ -52,7 +52,11 @@ pub(crate) async fn ensure_pip(
 }
 
 /// `bin/python -m ensurepip --default-pip`, in `sandbox`.
-async fn ensurepip_inside(root: &Path, sandbox: &SandboxPolicy) -> Result<(), BackendError> {
+async fn ensurepip_inside(
+    root: &Path,
+    sandbox: &SandboxPolicy,
+    environment_id: &str,
+) -> Result<(), BackendError> {
     let activation = Activation::venv(root);
     let argv = [
         interpreter_path(root).to_string_lossy().into_owned(),
@@ -70,13 +74,9 @@ async fn ensurepip_inside(root: &Path, sandbox: &SandboxPolicy) -> Result<(), Ba
         ..RunOptions::default()
     };
     let env = std::collections::BTreeMap::new();
-    let environment_id = root
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
     let ran = run(RunSpec {
         activation: &activation,
-        environment_id: &environment_id,
+        environment_id,
         argv: &argv,
         cwd: &cwd,
         env: &env,

@@ -162,11 +162,12 @@ pub async fn run_with_stack(
             .map_err(|detail| BackendError::failed(FailureReason::SpawnFailed, detail))?;
 
     let mode = options.containment.unwrap_or_else(containment_mode);
-    if let Some(policy) = &options.sandbox {
-        unshare_links(&policy.root).await?;
-    }
     let mut sandbox = match &options.sandbox {
-        Some(policy) => Some(sandbox::Prepared::prepare(policy, mode)?),
+        Some(policy) => {
+            let prepared = sandbox::Prepared::prepare(policy, mode)?;
+            unshare_links(&policy.root).await?;
+            Some(prepared)
+        }
         None => None,
     };
     // The sandbox's user namespace already grants the right to make a PID namespace; a nested
