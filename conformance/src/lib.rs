@@ -260,28 +260,46 @@ pub fn checks() -> Vec<(&'static str, CheckFn)> {
     all
 }
 
-/// Runs every check against `backend`; panics listing the checks that failed.
+/// How many checks run at once: each has its own fixture (store, server, backend), so they
+/// are independent; a few at a time keep a small machine's cores busy without starving any
+/// check's deadline. `WSP_KIT_CONCURRENCY` overrides it (1 runs them one by one).
+pub fn check_concurrency() -> usize {
+    std::env::var("WSP_KIT_CONCURRENCY")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or(4)
+}
+
+/// Runs every check against `backend`, [`check_concurrency`] at a time; panics listing the
+/// checks that failed.
 pub async fn check_backend(backend: BackendUnderTest) {
-    let mut failures = Vec::new();
     let checks = checks();
     let total = checks.len();
+    let permits = Arc::new(tokio::sync::Semaphore::new(check_concurrency()));
+    let mut running = Vec::with_capacity(total);
     for (name, check) in checks {
         let fixture = Fixture::new(&backend);
-        let task = tokio::spawn(check(fixture));
-        let abort = task.abort_handle();
-        let outcome = match tokio::time::timeout(CHECK_DEADLINE, task).await {
-            Ok(outcome) => outcome.map_err(panic_message),
-            Err(_) => {
-                abort.abort();
-                Err(format!("no result within {CHECK_DEADLINE:?}"))
+        let permits = Arc::clone(&permits);
+        let backend_name = backend.name.clone();
+        running.push(tokio::spawn(async move {
+            let _permit = permits.acquire_owned().await;
+            let outcome = run_one(check(fixture)).await;
+            match &outcome {
+                Ok(()) => eprintln!("conformance [{backend_name}] {name}: ok"),
+                Err(message) => {
+                    eprintln!("conformance [{backend_name}] {name}: FAILED: {message}")
+                }
             }
-        };
-        match outcome {
-            Ok(()) => eprintln!("conformance [{}] {name}: ok", backend.name),
-            Err(message) => {
-                eprintln!("conformance [{}] {name}: FAILED: {message}", backend.name);
-                failures.push(format!("{name}: {message}"));
-            }
+            outcome.map_err(|message| format!("{name}: {message}"))
+        }));
+    }
+    let mut failures = Vec::new();
+    for task in running {
+        match task.await {
+            Ok(Ok(())) => {}
+            Ok(Err(failure)) => failures.push(failure),
+            Err(e) => failures.push(panic_message(e)),
         }
     }
     assert!(
@@ -291,6 +309,19 @@ pub async fn check_backend(backend: BackendUnderTest) {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// One check in a task of its own, so a panic is its failure and a hang ends at the deadline.
+async fn run_one(check: Pin<Box<dyn Future<Output = ()> + Send>>) -> Result<(), String> {
+    let task = tokio::spawn(check);
+    let abort = task.abort_handle();
+    match tokio::time::timeout(CHECK_DEADLINE, task).await {
+        Ok(outcome) => outcome.map_err(panic_message),
+        Err(_) => {
+            abort.abort();
+            Err(format!("no result within {CHECK_DEADLINE:?}"))
+        }
+    }
 }
 
 fn panic_message(error: tokio::task::JoinError) -> String {
