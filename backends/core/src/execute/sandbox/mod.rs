@@ -71,6 +71,7 @@ mod availability;
 mod child;
 mod mounts;
 mod rules;
+mod seccomp;
 mod tmpdir;
 
 use std::os::fd::OwnedFd;
