@@ -274,3 +274,56 @@ async fn a_base_directory_planted_by_another_user_does_not_disable_the_sandbox()
     let tmpdir = ran["result"]["stdout"].as_str().unwrap().trim().to_owned();
     assert!(!Path::new(&tmpdir).starts_with(&planted), "{tmpdir}");
 }
+
+#[tokio::test]
+async fn a_sandboxed_command_makes_no_setuid_or_setgid_file() {
+    let mut server = Server::start(&[]);
+    server.initialize().await;
+    let env = create(&mut server, 1, "setuid").await;
+    let root = Path::new(env["extra"]["path"].as_str().unwrap()).to_path_buf();
+    let create_04755 = "python -c \"import os, sys; os.close(os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY, 0o4755))\"";
+    // Each attempt prints its exit status; the TMPDIR's files are gone after the run, so
+    // their modes are printed from inside.
+    let script = format!(
+        "cd {root}; touch u g; chmod u+s u; echo \"u=$?\"; chmod g+s g; echo \"g=$?\"; \
+         {create_04755} new; echo \"new=$?\"; \
+         touch \"$TMPDIR/t\"; chmod u+s \"$TMPDIR/t\"; echo \"tmp=$?\"; \
+         {create_04755} \"$TMPDIR/new\"; echo \"tmpnew=$?\"; \
+         stat -c 'modes=%a' \"$TMPDIR/t\" \"$TMPDIR/new\" 2>&1 | tr '\\n' ' '",
+        root = root.display()
+    );
+    let modes = |names: &[&str]| -> Vec<u32> {
+        use std::os::unix::fs::MetadataExt;
+        names
+            .iter()
+            .map(|name| std::fs::metadata(root.join(name)).map_or(0, |meta| meta.mode() & 0o6000))
+            .collect()
+    };
+    let sandboxed = execute(
+        &mut server,
+        2,
+        with(sh(&env, &script), "sandbox", json!(true)),
+    )
+    .await;
+    let stdout = sandboxed["result"]["stdout"].as_str().unwrap();
+    for refused in ["u=1", "g=1", "new=1", "tmp=1", "tmpnew=1"] {
+        assert!(stdout.contains(refused), "{refused}: {sandboxed}");
+    }
+    assert!(stdout.contains("modes=644"), "{sandboxed}");
+    assert!(!stdout.contains("modes=4"), "{sandboxed}");
+    assert_eq!(modes(&["u", "g", "new"]), [0, 0, 0], "{sandboxed}");
+
+    // Unsandboxed, the same commands make them: the checks above can fail.
+    let _ = std::fs::remove_file(root.join("new"));
+    let plain = execute(&mut server, 3, sh(&env, &script)).await;
+    let stdout = plain["result"]["stdout"].as_str().unwrap();
+    assert!(
+        stdout.contains("u=0") && stdout.contains("new=0"),
+        "{plain}"
+    );
+    assert_eq!(
+        modes(&["u", "g", "new"]),
+        [0o4000, 0o2000, 0o4000],
+        "{plain}"
+    );
+}

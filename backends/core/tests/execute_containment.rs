@@ -53,7 +53,19 @@ async fn setsid_daemons_are_gone_when_the_run_returns() {
 #[tokio::test]
 async fn in_process_group_mode_a_setsid_daemon_escapes_and_costs_the_grace() {
     let _serial = SERIAL.lock().await;
+    // The daemon lands in this process's cgroup. Any cgroup run's end (another test's run
+    // dropped earlier ends in a background thread, after that test returned) kills what sits
+    // there and does not descend from this process; as a subreaper, this process adopts the
+    // daemon, so the daemon descends from it and only the process group's failure is seen.
+    let _subreaper = Subreaper::become_one();
     let env = Env::new();
+    let sweeps = containing_modes().contains(&ContainmentMode::Cgroup);
+    if sweeps {
+        // This process in its cgroup leaf (where the daemon then lands), as after any earlier
+        // cgroup run of this binary.
+        let first = env.sh("true", contained(ContainmentMode::Cgroup)).await;
+        assert_eq!(first.exit_code, 0, "{first:?}");
+    }
     let mut pipe = PidPipe::new(env.root(), "pids");
     let script = daemon_script(&pipe, &env.path("up"));
     let start = std::time::Instant::now();
@@ -62,14 +74,46 @@ async fn in_process_group_mode_a_setsid_daemon_escapes_and_costs_the_grace() {
         .await;
     let elapsed = start.elapsed();
     let daemon = pipe.pids(1).await[0];
+    if sweeps {
+        // A cgroup run's end sweeps this process's cgroup, as the late one of a test would.
+        let swept = env.sh("true", contained(ContainmentMode::Cgroup)).await;
+        assert_eq!(swept.exit_code, 0, "{swept:?}");
+    }
     let escaped = alive(daemon);
     execute_support::kill(daemon);
+    reap(daemon);
     assert_eq!(result.exit_code, 0);
     assert!(
         escaped,
         "the process group alone cannot hold a setsid daemon"
     );
     assert!(elapsed >= PIPE_GRACE, "{elapsed:?}");
+}
+
+/// This process as the child subreaper while it lives: orphans below it are adopted by it.
+struct Subreaper;
+
+impl Subreaper {
+    fn become_one() -> Self {
+        // SAFETY: plain system call.
+        let set = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        assert_eq!(set, 0, "{}", std::io::Error::last_os_error());
+        Subreaper
+    }
+}
+
+impl Drop for Subreaper {
+    fn drop(&mut self) {
+        // SAFETY: plain system call.
+        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) };
+    }
+}
+
+/// Waits for `pid`, an adopted child, to end, so that it leaves no zombie.
+fn reap(pid: i32) {
+    let mut status = 0;
+    // SAFETY: plain system call on a child of this process.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
 }
 
 #[tokio::test]

@@ -70,6 +70,25 @@ def attempt(op, *args):
             os.utime(args[0], (0, 0))
         elif op == "setxattr":
             os.setxattr(args[0], "user.wsp-escape", b"1")
+        elif op == "chmod-mode":
+            os.chmod(args[0], int(args[1], 8))
+        elif op == "fchmod-mode":
+            fd = os.open(args[0], os.O_RDONLY)
+            try:
+                os.fchmod(fd, int(args[1], 8))
+            finally:
+                os.close(fd)
+        elif op == "create-mode":
+            os.close(os.open(args[0], os.O_WRONLY | os.O_CREAT | os.O_EXCL, int(args[1], 8)))
+        elif op == "mkdir-mode":
+            os.mkdir(args[0], int(args[1], 8))
+        elif op == "mknod-mode":
+            import stat
+            os.mknod(args[0], stat.S_IFREG | int(args[1], 8))
+        elif op == "file-capability":
+            # v2 security.capability: effective, permitting CAP_SETUID (7).
+            import struct
+            os.setxattr(args[0], "security.capability", struct.pack("<5I", 0x02000001, 1 << 7, 0, 0, 0))
         elif op == "chown":
             os.chown(args[0], os.getuid(), os.getgid())
         elif op == "shm-attach":

@@ -3,7 +3,6 @@
 #![allow(dead_code)]
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use wsp_backend::interpreters::{Candidate, InventoryConfig, Locator, PythonVersion, Source};
@@ -65,8 +64,23 @@ pub fn write_script(path: &Path, body: &str) {
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir).expect("create script dir");
     }
-    fs::write(path, body).expect("write script");
-    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).expect("chmod script");
+    // Written by a child process: a descriptor open for writing in this process would be
+    // inherited by a command another test thread forks meanwhile, and until that command's
+    // exec closes it, running the script fails with `ETXTBSY`.
+    let mut writer = std::process::Command::new("sh")
+        .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+        .arg(path)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    let mut stdin = writer.stdin.take().expect("a pipe to sh");
+    std::io::Write::write_all(&mut stdin, body.as_bytes()).expect("write script");
+    drop(stdin);
+    assert!(
+        writer.wait().expect("sh ends").success(),
+        "{}",
+        path.display()
+    );
 }
 
 /// A script that leaves `marker` behind and then runs `interpreter` with its arguments.

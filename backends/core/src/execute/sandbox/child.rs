@@ -11,6 +11,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 
 use super::mounts::{reopen_null_stdin, MountPlan};
+use super::seccomp;
 
 use landlock::{RestrictSelfError, RulesetCreated, RulesetError, RulesetStatus};
 
@@ -22,6 +23,7 @@ enum Step {
     Restrict = 2,
     NotEnforced = 3,
     Mounts = 4,
+    Seccomp = 5,
 }
 
 /// The child's half of a sandbox, prepared before the fork.
@@ -32,6 +34,7 @@ pub(in crate::execute) struct ChildSandbox {
     network: bool,
     mounts: MountPlan,
     ruleset: Option<RulesetCreated>,
+    filter: seccomp::Filter,
     report: OwnedFd,
 }
 
@@ -54,6 +57,7 @@ impl ChildSandbox {
             network,
             mounts: MountPlan::new(writable)?,
             ruleset: Some(ruleset),
+            filter: seccomp::Filter::new(),
             report,
         })
     }
@@ -106,7 +110,8 @@ impl ChildSandbox {
         write_file(c"/proc/self/gid_map", &self.gid_map)
     }
 
-    /// Enforces the ruleset (with `no_new_privs`); anything short of full enforcement fails.
+    /// Enforces the ruleset (with `no_new_privs`), anything short of full enforcement failing,
+    /// then the seccomp filter against privileged files.
     ///
     /// # Safety
     /// Call only in a freshly forked, single-threaded child, before exec, once.
@@ -117,7 +122,11 @@ impl ChildSandbox {
         };
         match ruleset.restrict_self() {
             Ok(status) if status.ruleset == RulesetStatus::FullyEnforced && status.no_new_privs => {
-                Ok(())
+                let filtered = self.filter.install();
+                if let Err(error) = &filtered {
+                    self.report(Step::Seccomp, error.raw_os_error().unwrap_or(0));
+                }
+                filtered
             }
             Ok(_) => {
                 self.report(Step::NotEnforced, 0);
@@ -183,6 +192,9 @@ pub(super) fn read_failure(failures: &OwnedFd) -> Option<String> {
         }
         s if s == Step::Mounts as u32 => {
             format!("cannot make the system read-only around the writable trees: {error}")
+        }
+        s if s == Step::Seccomp as u32 => {
+            format!("cannot install the seccomp filter against setuid files: {error}")
         }
         s if s == Step::NotEnforced as u32 => {
             "Landlock did not enforce the whole ruleset".to_owned()

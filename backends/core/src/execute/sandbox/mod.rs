@@ -39,7 +39,9 @@
 //! descriptor of a writable host mount is left to the command. Last come the rlimits and
 //! `landlock_restrict_self` (with `no_new_privs`), which must report the ruleset fully
 //! enforced: Landlock is the second wall, denying writes outside the writable trees and
-//! reads of the hidden ones. Any failure in the child ends the spawn with reason
+//! reads of the hidden ones. After it comes a seccomp filter (module `seccomp`) that refuses
+//! setuid and setgid modes and extended attributes (file capabilities), which would give
+//! privilege to whoever runs such a file outside the sandbox. Any failure in the child ends the spawn with reason
 //! [`FailureReason::SandboxUnavailable`]; nothing runs unconfined.
 //!
 //! A policy may keep the host's network ([`SandboxNetwork::TcpConnect`], for an installer
@@ -63,14 +65,14 @@
 //!   it writes the outside file. The server copies such files before a sandboxed run (see
 //!   module `links` of `execute`).
 //! - A root server's sandbox runs as root inside its user namespace: it owns the root's
-//!   files, and can make setuid files there. Outside the root and `TMPDIR` every mount is
-//!   read-only, and the state directory is private to the server's user (mode 0700), so no
-//!   other user reaches them.
+//!   files. Outside the root and `TMPDIR` every mount is read-only, and the seccomp filter
+//!   keeps it from making setuid, setgid or capability-bearing files in them.
 
 mod availability;
 mod child;
 mod mounts;
 mod rules;
+mod seccomp;
 mod tmpdir;
 
 use std::os::fd::OwnedFd;
