@@ -91,7 +91,7 @@ impl Environments {
                     record.name,
                     found(description.installed_packages.len())
                 ),
-                Err(_) => "The install failed; the environment is as it was".to_owned(),
+                Err(_) => "The install failed; what pip or uv installed before failing may be left (`environment/get` lists the packages)".to_owned(),
             };
             progress.end(end).await;
             Ok(details(record, described?))

@@ -32,7 +32,7 @@ const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 /// `setxattrat(2)` (Linux 6.13), the same number on every architecture.
 const SYS_SETXATTRAT: i64 = 463;
 
-const PRIVILEGED_MODE_BITS: u32 = (libc::S_ISUID | libc::S_ISGID) as u32;
+const PRIVILEGED_MODE_BITS: u32 = libc::S_ISUID | libc::S_ISGID;
 /// `O_CREAT` and the bit of `O_TMPFILE` that is not `O_DIRECTORY`.
 const CREATING_FLAGS: u32 = (libc::O_CREAT | (libc::O_TMPFILE & !libc::O_DIRECTORY)) as u32;
 
