@@ -73,14 +73,13 @@ pub fn reference_server(config: &ServeConfig) -> Result<wsp_server::Server, Star
         ..ServerFacts::default()
     };
     let builder = ServerBuilder::new();
-    let notifier = builder.notifier();
     Ok(builder
         .facts(facts)
         .max_frame_bytes(config.max_frame_bytes)
         .drain_timeout(config.drain_timeout)
         .concurrency_limit(config.concurrency_limit)
         .max_queued_bytes(config.max_queued_bytes)
-        .with_router(|router| environments.bind(router, Some(notifier)))
+        .with_router(|router| environments.bind(router))
         .build())
 }
 

@@ -24,9 +24,8 @@ fn reference_document() -> (Value, Vec<String>) {
     );
     let environments = Environments::new(store, "venv", backend);
     let builder = ServerBuilder::new();
-    let notifier = builder.notifier();
     let server = builder
-        .with_router(|router| environments.bind(router, Some(notifier)))
+        .with_router(|router| environments.bind(router))
         .build();
     (
         server.schema_document(),

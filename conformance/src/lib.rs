@@ -225,7 +225,6 @@ impl Fixture {
     pub fn builder_with(&self, wrap: impl FnOnce(BoxBackend) -> BoxBackend) -> ServerBuilder {
         let environments = self.environments(wrap);
         let builder = ServerBuilder::new();
-        let notifier = builder.notifier();
         builder
             .facts(ServerFacts {
                 backend: self.backend.name.clone(),
@@ -235,7 +234,7 @@ impl Fixture {
                 process_limit: Some(wsp_backend::execute::process_limit().as_str().to_owned()),
                 ..ServerFacts::default()
             })
-            .with_router(|router| environments.bind(router, Some(notifier)))
+            .with_router(|router| environments.bind(router))
     }
 
     /// An initialized client of a fresh server on this fixture.

@@ -16,8 +16,9 @@ use wsp_protocol::{
 use super::failure::{backend_error, store_error};
 use super::install::Packages;
 use super::progress::{Progress, Span};
+use super::usage::{DeleteMark, UseToken};
 use super::Environments;
-use wsp_middleware::Notifier;
+use wsp_middleware::{Notifier, ReadTime};
 
 pub(super) type Answer<T> = Result<T, ErrorObjectOwned>;
 
@@ -131,15 +132,21 @@ impl Environments {
         Ok(details(record, description))
     }
 
-    pub(super) fn get(self, params: IdParams) -> impl Future<Output = Answer<EnvironmentDetails>> {
-        let token = self.inner.usage.begin(&params.id);
-        async move {
-            let _token = token.ok_or_else(|| error::environment_not_found(&params.id))?;
-            let guard = self.acquire_use(&params.id).await?;
-            let record = guard.record().clone();
-            let description = self.describe(&record.root).await?;
-            Ok(details(record, description))
-        }
+    /// The read-time part of `get`, `execute`, `install` and `uninstall`: registers the use
+    /// of the environment, so a `delete` read later waits for it; `-31001` when a `delete` of
+    /// it was read earlier.
+    pub(super) fn begin_use(&self, id: &str, read: &ReadTime<'_>) -> Answer<UseToken> {
+        self.inner
+            .usage
+            .begin(id, read)
+            .ok_or_else(|| error::environment_not_found(id))
+    }
+
+    pub(super) async fn get(self, _use: UseToken, params: IdParams) -> Answer<EnvironmentDetails> {
+        let guard = self.acquire_use(&params.id).await?;
+        let record = guard.record().clone();
+        let description = self.describe(&record.root).await?;
+        Ok(details(record, description))
     }
 
     /// `environment/execute`, with a place for the output of `stream: true` to go.
@@ -153,12 +160,12 @@ impl Environments {
     /// bound. Without `output`, `stream` changes nothing: the result carries the output.
     pub(super) fn execute_streaming(
         self,
+        in_use: UseToken,
         params: ExecuteParams,
         output: Option<OutputSink>,
     ) -> impl Future<Output = Answer<ExecuteResult>> {
-        let token = self.inner.usage.begin(&params.id);
         async move {
-            let _token = token.ok_or_else(|| error::environment_not_found(&params.id))?;
+            let _use = in_use;
             let guard = self.acquire_use(&params.id).await?;
             let record = guard.record();
             let cwd = resolve_cwd(&record.root, params.cwd.as_deref()).map_err(|message| {
@@ -202,26 +209,29 @@ impl Environments {
         }
     }
 
-    pub(super) fn delete(self, params: IdParams) -> impl Future<Output = Answer<DeleteAck>> {
-        let id = params.id;
-        let refused = current_stack().contains(&id).then(|| {
-            error::execution_failed(
+    /// The read-time part of `delete`: refuses an environment this server runs in, and marks
+    /// the environment as going away, so every use read after it sees `-31001`.
+    pub(super) fn begin_delete(&self, id: &str, read: &ReadTime<'_>) -> Answer<DeleteMark> {
+        if current_stack().iter().any(|running| running == id) {
+            return Err(error::execution_failed(
                 &FailureReason::EnvInUse,
                 &format!("{id} is an environment this server runs in; it cannot delete it"),
                 Some(json!({ "id": id })),
-            )
-        });
-        let mark = refused
-            .is_none()
-            .then(|| self.inner.usage.mark_deleting(&id))
-            .flatten();
+            ));
+        }
+        self.inner
+            .usage
+            .mark_deleting(id, read)
+            .ok_or_else(|| error::environment_not_found(id))
+    }
+
+    pub(super) fn delete(
+        self,
+        _mark: DeleteMark,
+        params: IdParams,
+    ) -> impl Future<Output = Answer<DeleteAck>> {
+        let id = params.id;
         async move {
-            if let Some(refused) = refused {
-                return Err(refused);
-            }
-            let Some(_mark) = mark else {
-                return Err(error::environment_not_found(&id));
-            };
             // Dropped (cancelled) while waiting here or inside `remove`, the delete has changed
             // nothing. `remove` completes in the very poll that takes the environment out of
             // the index, and nothing after it waits: a delete that changed something answers.

@@ -14,11 +14,12 @@ use wsp_protocol::FailureReason;
 use wsp_backend::install::{lock_environment, InstallSource};
 use wsp_backend::{InstallRequest, UninstallRequest};
 use wsp_protocol::params::PackageSource;
-use wsp_protocol::{error, EnvironmentDetails, InstallParams, UninstallParams};
+use wsp_protocol::{EnvironmentDetails, InstallParams, UninstallParams};
 
 use super::failure::{backend_error, execution_failed};
 use super::handlers::{details, Answer};
 use super::progress::{Progress, Span};
+use super::usage::UseToken;
 use super::Environments;
 use wsp_middleware::Notifier;
 
@@ -57,12 +58,12 @@ pub(super) struct Packages<'a> {
 impl Environments {
     pub(super) fn install(
         self,
+        in_use: UseToken,
         params: InstallParams,
         notifier: Option<Notifier>,
     ) -> impl Future<Output = Answer<EnvironmentDetails>> {
-        let token = self.inner.usage.begin(&params.id);
         async move {
-            let _token = token.ok_or_else(|| error::environment_not_found(&params.id))?;
+            let _use = in_use;
             let guard = self.acquire_use(&params.id).await?;
             let record = guard.record().clone();
             let progress = Progress::new(notifier, params.work_done_token.clone());
@@ -100,11 +101,11 @@ impl Environments {
 
     pub(super) fn uninstall(
         self,
+        in_use: UseToken,
         params: UninstallParams,
     ) -> impl Future<Output = Answer<EnvironmentDetails>> {
-        let token = self.inner.usage.begin(&params.id);
         async move {
-            let _token = token.ok_or_else(|| error::environment_not_found(&params.id))?;
+            let _use = in_use;
             let guard = self.acquire_use(&params.id).await?;
             let record = guard.record().clone();
             let _turn = self.inner.turns.take(&record.id).await;

@@ -5,9 +5,11 @@
 //! only provisions, describes, runs in, installs into and releases environments (see
 //! [`wsp_backend::backend`]).
 //!
-//! Work that decides a request's fate by read order happens synchronously when the router calls
-//! the handler: a `get`/`execute` registers its use of the environment, a `delete` marks the
-//! environment as going away. Everything else runs in the request's future.
+//! Work that decides a request's fate by read order is each handler's read-time part (see
+//! [`wsp_middleware::handler`]): a `get`/`execute`/`install`/`uninstall` registers its use of
+//! the environment, a `delete` marks the environment as going away. Both take a
+//! [`ReadTime`], so they can't be moved into the async part by mistake. Everything else runs
+//! in the request's future.
 
 #![warn(missing_docs)]
 
@@ -23,12 +25,12 @@ use std::sync::Arc;
 use wsp_backend::install::InstallSource;
 use wsp_backend::store::Store;
 use wsp_backend::BoxBackend;
-use wsp_protocol::methods;
-use wsp_protocol::schema::MethodSchema;
+use wsp_middleware::{handler_fn, read_ordered, Context, ReadTime, Router};
+use wsp_protocol::method::{Create, Delete, Execute, Get, Install, List, Uninstall};
+use wsp_protocol::params::DeleteParams;
+use wsp_protocol::{methods, ExecuteParams, IdParams, InstallParams, NoParams, UninstallParams};
 
 use usage::Usage;
-use wsp_middleware::Notifier;
-use wsp_middleware::Router;
 
 /// The environment methods over one store and one backend.
 #[derive(Clone)]
@@ -108,54 +110,70 @@ impl Environments {
     }
 
     /// Binds `environment/list`, `create`, `get`, `delete`, `execute`, `install` and
-    /// `uninstall`; `environment/output` and `$/progress` notifications go through `notifier`
-    /// (without one, `stream: true` and `work_done_token` change nothing but the result still
-    /// carries the output).
-    pub fn bind(self, router: Router, notifier: Option<Notifier>) -> Router {
-        let list = self.clone();
-        let create = (self.clone(), notifier.clone());
-        let get = self.clone();
-        let delete = self.clone();
-        let install = (self.clone(), notifier.clone());
-        let uninstall = self.clone();
-        let execute = streaming::Execute {
-            environments: self,
-            notifier,
-        };
+    /// `uninstall`; `environment/output` and `$/progress` notifications go through the
+    /// connection's notifier (without one, `stream: true` and `work_done_token` change nothing
+    /// but the result still carries the output).
+    pub fn bind(self, router: Router) -> Router {
+        let env = self;
         router
-            .route(
-                methods::LIST,
-                tower::service_fn(move |_: wsp_protocol::NoParams| list.clone().list()),
-            )
-            .route(
-                methods::CREATE,
-                tower::service_fn(move |params| create.0.clone().create(params, create.1.clone())),
-            )
-            .route(
-                methods::GET,
-                tower::service_fn(move |params| get.clone().get(params)),
-            )
-            .route(
-                methods::DELETE,
-                tower::service_fn(move |wsp_protocol::params::DeleteParams { id }| {
-                    delete.clone().delete(wsp_protocol::IdParams { id })
+            .method::<List, _>(handler_fn({
+                let env = env.clone();
+                move |_: NoParams, _: Context| env.clone().list()
+            }))
+            .method::<Create, _>(handler_fn({
+                let env = env.clone();
+                move |params, cx: Context| env.clone().create(params, cx.notifier().cloned())
+            }))
+            .method::<Get, _>(read_ordered(
+                env.admits(|env, p: &IdParams, read| env.begin_use(&p.id, read)),
+                env.runs(|env, in_use, params, _| env.get(in_use, params)),
+            ))
+            .method::<Delete, _>(read_ordered(
+                env.admits(|env, p: &DeleteParams, read| env.begin_delete(&p.id, read)),
+                env.runs(|env, mark, DeleteParams { id }, _| env.delete(mark, IdParams { id })),
+            ))
+            .method::<Execute, _>(read_ordered(
+                env.admits(|env, p: &ExecuteParams, read| env.begin_use(&p.id, read)),
+                env.runs(|env, in_use, params, cx| env.execute(in_use, params, cx)),
+            ))
+            .method::<Install, _>(read_ordered(
+                env.admits(|env, p: &InstallParams, read| env.begin_use(&p.id, read)),
+                env.runs(|env, in_use, params, cx: Context| {
+                    let notifier = cx.notifier().cloned();
+                    env.install(in_use, params, notifier)
                 }),
-            )
-            .route_raw(
-                methods::EXECUTE,
-                execute,
-                MethodSchema::of::<wsp_protocol::method::Execute>(),
-            )
-            .route(
-                methods::INSTALL,
-                tower::service_fn(move |params| {
-                    install.0.clone().install(params, install.1.clone())
-                }),
-            )
-            .route(
-                methods::UNINSTALL,
-                tower::service_fn(move |params| uninstall.clone().uninstall(params)),
-            )
+            ))
+            .method::<Uninstall, _>(read_ordered(
+                env.admits(|env, p: &UninstallParams, read| env.begin_use(&p.id, read)),
+                env.runs(|env, in_use, params, _| env.uninstall(in_use, params)),
+            ))
+    }
+
+    /// A read-time part over these environments.
+    fn admits<P, T>(
+        &self,
+        admit: fn(&Environments, &P, &ReadTime<'_>) -> T,
+    ) -> impl Fn(&P, &ReadTime<'_>) -> T + Clone + Send + Sync + 'static
+    where
+        P: 'static,
+        T: 'static,
+    {
+        let env = self.clone();
+        move |params: &P, read: &ReadTime<'_>| admit(&env, params, read)
+    }
+
+    /// An async part over these environments.
+    fn runs<T, P, F>(
+        &self,
+        run: fn(Environments, T, P, Context) -> F,
+    ) -> impl Fn(T, P, Context) -> F + Clone + Send + Sync + 'static
+    where
+        T: 'static,
+        P: 'static,
+        F: 'static,
+    {
+        let env = self.clone();
+        move |admitted, params, cx| run(env.clone(), admitted, params, cx)
     }
 
     fn backend(&self) -> &BoxBackend {

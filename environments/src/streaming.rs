@@ -1,60 +1,38 @@
 //! `environment/execute` with `stream: true`: the command's output reaches the client as
 //! `environment/output` notifications while it runs, all of them before the answer.
 //!
-//! The route takes the whole request, because the notifications name the request's id. Params
-//! are validated as for every other method; the command starts when the router calls the
-//! service (in read order), its chunks go through a small bounded channel to the
-//! [`Notifier`], whose own queue is bounded too, so a client that reads slowly slows the
+//! The notifications name the request's id and go through the connection's notifier, both
+//! from the handler's [`Context`]. The command's chunks go through a small bounded channel to
+//! the notifier, whose own queue is bounded too, so a client that reads slowly slows the
 //! command down instead of filling memory.
-
-use std::convert::Infallible;
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
 use tokio::sync::mpsc;
 use wsp_backend::execute::OutputChunk;
+use wsp_middleware::Context;
 use wsp_protocol::results::OutputParams;
-use wsp_protocol::{error, ExecuteParams, Params, Request, Response};
+use wsp_protocol::{ExecuteParams, ExecuteResult};
 
+use super::handlers::Answer;
+use super::usage::UseToken;
 use super::Environments;
-use wsp_middleware::Notifier;
 
 /// Chunks a command may have produced before the notifier takes them.
 const CHUNKS_IN_FLIGHT: usize = 16;
 
-/// The `environment/execute` service.
-#[derive(Clone)]
-pub(super) struct Execute {
-    pub(super) environments: Environments,
-    pub(super) notifier: Option<Notifier>,
-}
-
-type Answer = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
-
-impl tower::Service<Request> for Execute {
-    type Response = Response;
-    type Error = Infallible;
-    type Future = Answer;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request) -> Answer {
-        let id = request.id;
-        let params = match ExecuteParams::from_params(request.params.as_ref()) {
-            Ok(params) => params,
-            Err(violations) => {
-                let response = Response::error(id, error::invalid_params(&violations));
-                return Box::pin(std::future::ready(Ok(response)));
-            }
-        };
-        let notifier = self.notifier.clone().filter(|_| params.stream);
+impl Environments {
+    /// `environment/execute`'s async part: runs the command, and streams its output when the
+    /// params say `stream: true`.
+    pub(super) async fn execute(
+        self,
+        in_use: UseToken,
+        params: ExecuteParams,
+        cx: Context,
+    ) -> Answer<ExecuteResult> {
+        let notifier = cx.notifier().filter(|_| params.stream).cloned();
         let (sink, mut chunks) = mpsc::channel::<OutputChunk>(CHUNKS_IN_FLIGHT);
         let sink = notifier.as_ref().map(|_| sink);
-        let run = self.environments.clone().execute_streaming(params, sink);
-        let request_id = id.clone();
+        let run = self.execute_streaming(in_use, params, sink);
+        let request_id = cx.id().clone();
         let forward = async move {
             let Some(notifier) = notifier else { return };
             while let Some(chunk) = chunks.recv().await {
@@ -68,14 +46,7 @@ impl tower::Service<Request> for Execute {
                 }
             }
         };
-        Box::pin(async move {
-            let (answer, ()) = tokio::join!(run, forward);
-            let response = match answer.map(serde_json::to_value) {
-                Ok(Ok(result)) => Response::ok(id, result),
-                Ok(Err(e)) => Response::error(id, error::internal_error(e.to_string())),
-                Err(e) => Response::error(id, e),
-            };
-            Ok(response)
-        })
+        let (answer, ()) = tokio::join!(run, forward);
+        answer
     }
 }

@@ -1,4 +1,5 @@
 //! In-process bookkeeping for the delete-waits rule, decided in the order requests were read.
+//! Both halves take a [`ReadTime`], so they can only run in a request's read-time step.
 //!
 //! A `get` or `execute` registers its use when it is read; a `delete` read later marks the id
 //! as going away (so every `get`/`execute` read after it sees `-31001`) and then waits until the
@@ -9,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::Notify;
+use wsp_middleware::ReadTime;
 
 #[derive(Default)]
 struct State {
@@ -48,8 +50,9 @@ impl Usage {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Registers a use of `id`; `None` when a delete of `id` was read earlier.
-    pub(crate) fn begin(&self, id: &str) -> Option<UseToken> {
+    /// Registers a use of `id`, at the request's read time; `None` when a delete of `id` was
+    /// read earlier.
+    pub(crate) fn begin(&self, id: &str, _read: &ReadTime<'_>) -> Option<UseToken> {
         let mut state = self.lock();
         if state.deleting.contains(id) {
             return None;
@@ -64,7 +67,7 @@ impl Usage {
     /// Marks `id` as being deleted until the mark is dropped, whatever the delete's outcome
     /// (a dropped, never polled delete included); `None` when another delete of it is already
     /// under way.
-    pub(crate) fn mark_deleting(&self, id: &str) -> Option<DeleteMark> {
+    pub(crate) fn mark_deleting(&self, id: &str, _read: &ReadTime<'_>) -> Option<DeleteMark> {
         self.lock()
             .deleting
             .insert(id.to_owned())

@@ -23,7 +23,9 @@ use std::time::Instant;
 use pin_project::pin_project;
 use tokio::sync::oneshot;
 use tower::{Layer, Service};
-use wsp_protocol::{error, Id, Notification, Request, Response};
+use wsp_protocol::{error, Id, Notification, Response};
+
+use crate::call::Call;
 
 use crate::notify::{ExitStatus, Notify};
 
@@ -136,9 +138,9 @@ pub struct Cancel<S> {
     registry: Registry,
 }
 
-impl<S> Service<Request> for Cancel<S>
+impl<S> Service<Call> for Cancel<S>
 where
-    S: Service<Request, Response = Response, Error = Infallible>,
+    S: Service<Call, Response = Response, Error = Infallible>,
 {
     type Response = Response;
     type Error = Infallible;
@@ -148,7 +150,7 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request) -> Self::Future {
+    fn call(&mut self, request: Call) -> Self::Future {
         let id = request.id.clone();
         ResponseFuture {
             inner: Some(self.inner.call(request)),

@@ -19,7 +19,9 @@ use std::time::Instant;
 
 use pin_project::pin_project;
 use tower::{Layer, Service};
-use wsp_protocol::{error, Id, Notification, Request, Response};
+use wsp_protocol::{error, Id, Notification, Response};
+
+use crate::call::Call;
 
 use crate::notify::{ExitStatus, Notify};
 
@@ -48,9 +50,9 @@ pub struct CatchPanic<S> {
     inner: S,
 }
 
-impl<S> Service<Request> for CatchPanic<S>
+impl<S> Service<Call> for CatchPanic<S>
 where
-    S: Service<Request, Response = Response, Error = Infallible>,
+    S: Service<Call, Response = Response, Error = Infallible>,
 {
     type Response = Response;
     type Error = Infallible;
@@ -60,7 +62,7 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request) -> Self::Future {
+    fn call(&mut self, request: Call) -> Self::Future {
         let id = request.id.clone();
         let method = request.method.clone();
         match catch_unwind(AssertUnwindSafe(|| self.inner.call(request))) {
@@ -162,7 +164,7 @@ where
     }
 }
 
-fn panic_response(id: Id, method: &str, payload: &(dyn Any + Send)) -> Response {
+pub(crate) fn panic_response(id: Id, method: &str, payload: &(dyn Any + Send)) -> Response {
     let message = panic_message(payload);
     tracing::error!(method = %method, id = %id, panic = message, "handler panicked");
     Response::error(
@@ -172,7 +174,7 @@ fn panic_response(id: Id, method: &str, payload: &(dyn Any + Send)) -> Response 
 }
 
 /// The panic message when the payload is a string, else a placeholder.
-fn panic_message(payload: &(dyn Any + Send)) -> &str {
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> &str {
     if let Some(message) = payload.downcast_ref::<&'static str>() {
         message
     } else if let Some(message) = payload.downcast_ref::<String>() {

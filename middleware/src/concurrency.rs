@@ -28,7 +28,9 @@ use pin_project::pin_project;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::PollSemaphore;
 use tower::{Layer, Service};
-use wsp_protocol::{Notification, Request, Response};
+use wsp_protocol::{Notification, Response};
+
+use crate::call::Call;
 
 use crate::notify::{ExitStatus, Notify};
 
@@ -96,9 +98,9 @@ pub struct HandlerLimit<S> {
     waiting: Arc<WaitingBytes>,
 }
 
-impl<S> Service<Request> for HandlerLimit<S>
+impl<S> Service<Call> for HandlerLimit<S>
 where
-    S: Service<Request, Response = Response, Error = Infallible>,
+    S: Service<Call, Response = Response, Error = Infallible>,
 {
     type Response = Response;
     type Error = Infallible;
@@ -109,7 +111,16 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request) -> Self::Future {
+    fn call(&mut self, request: Call) -> Self::Future {
+        if request.is_answered() {
+            // Answered at read time: no handler runs, so no slot is taken.
+            return ResponseFuture {
+                future: self.inner.call(request),
+                permit: None,
+                waiting: None,
+                held: None,
+            };
+        }
         match self.permits.clone().try_acquire_owned() {
             Ok(permit) => ResponseFuture {
                 future: self.inner.call(request),
@@ -188,20 +199,20 @@ mod tests {
     use super::*;
     use serde_json::json;
     use std::task::Waker;
-    use wsp_protocol::Id;
+    use wsp_protocol::{Id, Request};
 
-    fn execute(id: i64, stdin_bytes: usize) -> Request {
-        Request::new(
+    fn execute(id: i64, stdin_bytes: usize) -> Call {
+        Call::new(Request::new(
             Id::from(id),
             "environment/execute",
             Some(json!({"stdin": "x".repeat(stdin_bytes)})),
-        )
+        ))
     }
 
     #[test]
     fn only_requests_that_wait_for_a_slot_fill_the_queue() {
         // Answers that never come: a slot taken stays taken until its future is dropped.
-        let never = tower::service_fn(|_: Request| std::future::pending());
+        let never = tower::service_fn(|_: Call| std::future::pending());
         let mut limit = HandlerLimitLayer::new(1)
             .max_queued_bytes(1000)
             .layer(never);

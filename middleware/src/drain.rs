@@ -31,7 +31,9 @@ use tokio::sync::Notify as IdleNotify;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use tower::{Layer, Service};
 use wsp_protocol::error::{self, INTERNAL_ERROR};
-use wsp_protocol::{Id, Notification, Request, Response};
+use wsp_protocol::{Id, Notification, Response};
+
+use crate::call::Call;
 
 use crate::notify::{earliest, ExitStatus, Notify};
 
@@ -218,9 +220,9 @@ pub struct DrainService<S> {
     drain: Drain,
 }
 
-impl<S> Service<Request> for DrainService<S>
+impl<S> Service<Call> for DrainService<S>
 where
-    S: Service<Request, Response = Response, Error = Infallible>,
+    S: Service<Call, Response = Response, Error = Infallible>,
 {
     type Response = Response;
     type Error = Infallible;
@@ -230,7 +232,7 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request) -> Self::Future {
+    fn call(&mut self, request: Call) -> Self::Future {
         let guard = self.drain.register();
         let id = request.id.clone();
         // Registered before the inner call, so a panicking call releases its slot on unwind.

@@ -11,8 +11,8 @@
 //! return bounds how long the runtime may go on writing before it closes the session.
 //!
 //! [`BoxSession`] erases a whole stack (or the part below a custom layer) into one cloneable
-//! type; [`RequestsOnly`] puts a plain tower layer, one that knows nothing about notifications,
-//! on the request path of such a stack.
+//! type; [`RequestsOnly`] puts a service that knows nothing about notifications on the request
+//! path of such a stack.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -21,8 +21,11 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use tower::{Layer, Service};
-use wsp_protocol::{Notification, Request, Response};
+use tower::Service;
+use wsp_protocol::{Notification, Response};
+
+use crate::call::Call;
+use crate::stack::SessionService;
 
 /// What a session is asked to end with: the process exit status.
 pub type ExitStatus = i32;
@@ -53,22 +56,18 @@ pub type BoxResponseFuture = Pin<Box<dyn Future<Output = Result<Response, Infall
 
 trait ErasedSession: Send {
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>>;
-    fn call(&mut self, request: Request) -> BoxResponseFuture;
+    fn call(&mut self, request: Call) -> BoxResponseFuture;
     fn notify(&mut self, notification: &Notification) -> ControlFlow<ExitStatus>;
     fn input_ended(&mut self) -> Option<Instant>;
     fn clone_box(&self) -> Box<dyn ErasedSession>;
 }
 
-impl<S> ErasedSession for S
-where
-    S: Service<Request, Response = Response, Error = Infallible> + Notify + Clone + Send + 'static,
-    S::Future: Send + 'static,
-{
+impl<S: SessionService> ErasedSession for S {
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         Service::poll_ready(self, cx)
     }
 
-    fn call(&mut self, request: Request) -> BoxResponseFuture {
+    fn call(&mut self, request: Call) -> BoxResponseFuture {
         Box::pin(Service::call(self, request))
     }
 
@@ -92,15 +91,7 @@ pub struct BoxSession {
 
 impl BoxSession {
     /// Erases `service`.
-    pub fn new<S>(service: S) -> Self
-    where
-        S: Service<Request, Response = Response, Error = Infallible>
-            + Notify
-            + Clone
-            + Send
-            + 'static,
-        S::Future: Send + 'static,
-    {
+    pub fn new<S: SessionService>(service: S) -> Self {
         BoxSession {
             inner: Box::new(service),
         }
@@ -121,7 +112,7 @@ impl std::fmt::Debug for BoxSession {
     }
 }
 
-impl Service<Request> for BoxSession {
+impl Service<Call> for BoxSession {
     type Response = Response;
     type Error = Infallible;
     type Future = BoxResponseFuture;
@@ -130,7 +121,7 @@ impl Service<Request> for BoxSession {
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request) -> BoxResponseFuture {
+    fn call(&mut self, request: Call) -> BoxResponseFuture {
         self.inner.call(request)
     }
 }
@@ -145,39 +136,6 @@ impl Notify for BoxSession {
     }
 }
 
-/// Applies a plain tower layer to the requests of a session; notifications and the end of
-/// input bypass it and reach the wrapped session directly.
-///
-/// The wrapped session is cloned: one clone sits under the layer, the other takes the
-/// notifications. The standard layers keep their state behind shared handles, so both clones
-/// act on one session.
-#[derive(Debug, Clone)]
-pub struct RequestsOnlyLayer<L> {
-    layer: L,
-}
-
-impl<L> RequestsOnlyLayer<L> {
-    /// Puts `layer` on the request path only.
-    pub fn new(layer: L) -> Self {
-        RequestsOnlyLayer { layer }
-    }
-}
-
-impl<L, S> Layer<S> for RequestsOnlyLayer<L>
-where
-    L: Layer<S>,
-    S: Clone,
-{
-    type Service = RequestsOnly<L::Service, S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        RequestsOnly {
-            requests: self.layer.layer(inner.clone()),
-            session: inner,
-        }
-    }
-}
-
 /// A session whose requests pass through a layer that doesn't see notifications.
 #[derive(Debug, Clone)]
 pub struct RequestsOnly<R, S> {
@@ -185,9 +143,18 @@ pub struct RequestsOnly<R, S> {
     session: S,
 }
 
-impl<R, S> Service<Request> for RequestsOnly<R, S>
+impl<R, S> RequestsOnly<R, S> {
+    /// Requests go to `requests` (a layer around a clone of `session`); notifications and
+    /// the end of input to `session` itself. The standard layers keep their state behind
+    /// shared handles, so both clones act on one session.
+    pub fn new(requests: R, session: S) -> Self {
+        RequestsOnly { requests, session }
+    }
+}
+
+impl<R, S> Service<Call> for RequestsOnly<R, S>
 where
-    R: Service<Request, Response = Response, Error = Infallible>,
+    R: Service<Call, Response = Response, Error = Infallible>,
 {
     type Response = Response;
     type Error = Infallible;
@@ -197,7 +164,7 @@ where
         self.requests.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request) -> R::Future {
+    fn call(&mut self, request: Call) -> R::Future {
         self.requests.call(request)
     }
 }

@@ -1,70 +1,109 @@
-//! The router: method names bound to tower services.
+//! The router: method names bound to handlers.
 //!
-//! A [`Router`] is the innermost layer the runtime's stack reaches: it looks the method up
-//! (`-32601` when nothing is bound) and hands the request to that method's service. Methods are
-//! usually bound with [`Router::route`], which validates params into a typed value first (every
-//! violated rule is listed in a `-32602`); [`Router::route_raw`] takes an untyped service.
+//! A [`Router`] runs last in the stack's read-time step (see [`crate::call`]): it looks the
+//! method up (`-32601` when nothing is bound), validates the params into the handler's typed
+//! value (every violated rule is listed in a `-32602`), runs the handler's read-time part and
+//! makes its future, all before anything is polled. [`Dispatch`], the innermost service of
+//! the stack, hands that future (or the answer) on.
 //!
 //! The router also knows what it binds, which is where the `methods` list of `initialize` and
 //! the schema document and its fingerprint come from: nothing is listed that is not routed.
+//! It is ready when every bound handler is (the way tower's `Steer` is).
 //!
-//! The router is ready when every bound service is (the way tower's `Steer` is), and then
-//! calls the request's service synchronously from its own `call`, so work a handler does before
-//! its first `.await` happens in the order requests were read.
-//!
-//! Notifications reach the router through [`Notify`]: a handler bound with
-//! [`Router::notification`] runs for its method, in read order; any other notification goes to
-//! the fallback handler, if one is set, and is otherwise ignored (logged at debug).
+//! Notifications: a handler bound with [`Router::notification`] runs for its method, in read
+//! order; any other notification goes to the fallback handler, if one is set, and is otherwise
+//! ignored (logged at debug).
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context as TaskContext, Poll};
 
-use crate::{ExitStatus, Notify};
-use schemars::JsonSchema;
-use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use tower::util::BoxCloneSyncService;
 use tower::Service;
 use wsp_protocol::method::Method;
 use wsp_protocol::schema::{self, MethodSchema};
-use wsp_protocol::{error, ErrorObjectOwned, Notification, Params, Request, Response};
+use wsp_protocol::{error, Notification, Params, Response};
+
+use crate::call::{Call, ReadTime, Settled};
+use crate::context::{Connection, Context};
+use crate::handler::{Handler, IntoHandler};
+use crate::notify::BoxResponseFuture;
+use crate::validation::Answering;
+use crate::{ExitStatus, Notifier, Notify};
 
 /// A handler of notifications; called in read order, it must not block.
 pub type NotificationHandler = Arc<dyn Fn(&Notification) + Send + Sync>;
 
-/// A method's service, type-erased.
-pub type MethodService = BoxCloneSyncService<Request, Response, Infallible>;
+trait Route: Send + Sync {
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<()>;
+    fn start(&mut self, call: &mut Call, connection: &Arc<Connection>);
+    fn clone_box(&self) -> Box<dyn Route>;
+}
 
-struct Route {
-    service: MethodService,
+struct Typed<P, H> {
+    handler: H,
+    params: PhantomData<fn() -> P>,
+}
+
+impl<P: Params + Send + 'static, H: Handler<P>> Route for Typed<P, H> {
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<()> {
+        self.handler.poll_ready(cx)
+    }
+
+    fn start(&mut self, call: &mut Call, connection: &Arc<Connection>) {
+        let params = match P::from_request(call.request()) {
+            Ok(params) => params,
+            Err(violations) => return call.reject(error::invalid_params(&violations)),
+        };
+        let admitted = match self.handler.admit(&params, &ReadTime::new(call.request())) {
+            Ok(admitted) => admitted,
+            Err(e) => return call.reject(e),
+        };
+        let extensions = std::mem::take(&mut call.extensions);
+        let cx = Context::new(call.id().clone(), Arc::clone(connection), extensions);
+        let future = self.handler.run(admitted, params, cx);
+        call.settled = Settled::Routed(Box::pin(Answering::new(future, call.id().clone())));
+    }
+
+    fn clone_box(&self) -> Box<dyn Route> {
+        Box::new(Typed {
+            handler: self.handler.clone(),
+            params: PhantomData::<fn() -> P>,
+        })
+    }
+}
+
+struct Bound {
+    route: Box<dyn Route>,
     schema: MethodSchema,
-    /// Its service answered `poll_ready` with ready and has not been called since.
+    /// Its handler answered ready and has not been started since.
     ready: bool,
 }
 
-impl Clone for Route {
-    /// A clone of a service must be polled for readiness on its own.
+impl Clone for Bound {
+    /// A clone of a handler must be polled for readiness on its own.
     fn clone(&self) -> Self {
-        Route {
-            service: self.service.clone(),
+        Bound {
+            route: self.route.clone_box(),
             schema: self.schema.clone(),
             ready: false,
         }
     }
 }
 
-/// Method names bound to services.
+/// Method names bound to handlers.
 #[derive(Clone, Default)]
 pub struct Router {
-    routes: BTreeMap<String, Route>,
+    routes: BTreeMap<String, Bound>,
     notifications: BTreeMap<String, NotificationHandler>,
     other_notifications: Option<NotificationHandler>,
+    connection: Arc<Connection>,
 }
 
 impl Router {
@@ -73,52 +112,41 @@ impl Router {
         Router::default()
     }
 
-    /// Binds the typed method `M` to a service of its validated params.
-    pub fn method<M, S>(self, service: S) -> Self
+    /// Binds the typed method `M` to a handler of its params: a [`Handler`] or a
+    /// `tower::Service` of `M::Params` answering `M::Result`.
+    pub fn method<M: Method, K>(
+        self,
+        handler: impl IntoHandler<M::Params, K, Handler: Handler<M::Params, Output = M::Result>>,
+    ) -> Self
     where
-        M: Method,
-        S: Service<M::Params, Response = M::Result, Error = ErrorObjectOwned>
-            + Clone
-            + Send
-            + Sync
-            + 'static,
-        S::Future: Send + 'static,
-        M::Result: Send + 'static,
+        M::Params: Send + 'static,
     {
-        self.route(M::NAME, service)
+        self.route(M::NAME, handler)
     }
 
-    /// Binds `method` to a service taking validated params `P`. Its `Ok` is serialized into the
-    /// response's `result`, its `Err` sent as the response's `error`.
-    pub fn route<P, S, R>(self, method: &str, service: S) -> Self
-    where
-        P: Params,
-        S: Service<P, Response = R, Error = ErrorObjectOwned> + Clone + Send + Sync + 'static,
-        S::Future: Send + 'static,
-        R: Serialize + JsonSchema + Send + 'static,
-    {
-        let schema = MethodSchema::with_result::<R>(P::schema());
-        self.route_raw(method, crate::validation::typed::<P, S>(service), schema)
-    }
-
-    /// Binds `method` to an untyped service; `schema` describes its params and result for the
-    /// schema document and the fingerprint.
-    pub fn route_raw<S>(mut self, method: &str, service: S, schema: MethodSchema) -> Self
-    where
-        S: Service<Request, Response = Response, Error = Infallible>
-            + Clone
-            + Send
-            + Sync
-            + 'static,
-        S::Future: Send + 'static,
-    {
-        let route = Route {
-            service: BoxCloneSyncService::new(service),
-            schema,
-            ready: false,
-        };
-        self.routes.insert(method.to_owned(), route);
+    /// Binds `method` to a handler of params `P` (see [`Router::method`]). Its `Ok` is
+    /// serialized into the response's `result`, its `Err` sent as the response's `error`.
+    pub fn route<P: Params + Send + 'static, K>(
+        mut self,
+        method: &str,
+        handler: impl IntoHandler<P, K>,
+    ) -> Self {
+        self.routes.insert(method.to_owned(), bound::<P, K, _>(handler));
         self
+    }
+
+    /// Sends the handlers' notifications through `notifier` (the builder sets it).
+    pub fn with_notifier(mut self, notifier: Notifier) -> Self {
+        self.connection = Arc::new(Connection {
+            notifier: Some(notifier),
+            facts: Default::default(),
+        });
+        self
+    }
+
+    /// The connection every handler's [`Context`] sees.
+    pub fn connection(&self) -> &Connection {
+        &self.connection
     }
 
     /// Runs `handler` for each notification of `method`, in read order.
@@ -151,7 +179,7 @@ impl Router {
         let methods = self
             .routes
             .iter()
-            .map(|(name, route)| (name.clone(), route.schema.clone()))
+            .map(|(name, bound)| (name.clone(), bound.schema.clone()))
             .collect();
         schema::document(&methods)
     }
@@ -160,66 +188,45 @@ impl Router {
     pub fn fingerprint(&self) -> String {
         fingerprint_of(&self.schema_document())
     }
-}
 
-/// The hex SHA-256 of a schema document's canonical JSON.
-pub fn fingerprint_of(document: &Value) -> String {
-    Sha256::digest(schema::canonical_json(document).as_bytes())
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
-}
-
-/// The router's response future: the bound service's, or the `-32601` for an unbound method.
-pub enum RouterFuture {
-    /// The bound service's future.
-    Routed(Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>),
-    /// Answered by the router itself; `None` once taken.
-    Answered(Option<Response>),
-}
-
-impl Future for RouterFuture {
-    type Output = Result<Response, Infallible>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.get_mut() {
-            RouterFuture::Routed(future) => future.as_mut().poll(cx),
-            RouterFuture::Answered(response) => Poll::Ready(Ok(response
-                .take()
-                .unwrap_or_else(crate::polled_after_completion))),
-        }
-    }
-}
-
-impl Service<Request> for Router {
-    type Response = Response;
-    type Error = Infallible;
-    type Future = RouterFuture;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+    /// Ready when every bound handler is.
+    pub(crate) fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<()> {
         let mut ready = true;
-        for route in self.routes.values_mut().filter(|route| !route.ready) {
-            route.ready = route.service.poll_ready(cx).is_ready();
-            ready &= route.ready;
+        for bound in self.routes.values_mut().filter(|bound| !bound.ready) {
+            bound.ready = bound.route.poll_ready(cx).is_ready();
+            ready &= bound.ready;
         }
         if ready {
-            Poll::Ready(Ok(()))
+            Poll::Ready(())
         } else {
             Poll::Pending
         }
     }
 
-    fn call(&mut self, request: Request) -> Self::Future {
-        match self.routes.get_mut(&request.method) {
-            Some(route) => {
-                route.ready = false;
-                RouterFuture::Routed(route.service.call(request))
+    /// The router's read-time step: settles `call` with its handler's future or an answer.
+    pub(crate) fn admit(&mut self, call: &mut Call) {
+        match self.routes.get_mut(&call.method) {
+            Some(bound) => {
+                bound.ready = false;
+                bound.route.start(call, &self.connection);
             }
-            None => RouterFuture::Answered(Some(Response::error(
-                request.id,
-                error::method_not_found(&request.method),
-            ))),
+            None => {
+                let missing = error::method_not_found(&call.method);
+                call.reject(missing);
+            }
         }
+    }
+}
+
+fn bound<P: Params + Send + 'static, K, I: IntoHandler<P, K>>(handler: I) -> Bound {
+    let schema = MethodSchema::with_result::<<I::Handler as Handler<P>>::Output>(P::schema());
+    Bound {
+        route: Box::new(Typed {
+            handler: handler.into_handler(),
+            params: PhantomData::<fn() -> P>,
+        }),
+        schema,
+        ready: false,
     }
 }
 
@@ -233,6 +240,67 @@ impl Notify for Router {
             Some(handler) => handler(notification),
             None => tracing::debug!(method = %notification.method, "notification ignored"),
         }
+        ControlFlow::Continue(())
+    }
+}
+
+/// The hex SHA-256 of a schema document's canonical JSON.
+pub fn fingerprint_of(document: &Value) -> String {
+    Sha256::digest(schema::canonical_json(document).as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// The innermost service of the stack: answers each call with what its read-time step
+/// settled (the handler's future, or the answer).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Dispatch;
+
+/// The response of [`Dispatch`].
+pub enum DispatchFuture {
+    /// The handler's future.
+    Routed(BoxResponseFuture),
+    /// Answered at read time; `None` once taken.
+    Answered(Option<Response>),
+}
+
+impl Future for DispatchFuture {
+    type Output = Result<Response, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            DispatchFuture::Routed(future) => future.as_mut().poll(cx),
+            DispatchFuture::Answered(response) => Poll::Ready(Ok(response
+                .take()
+                .unwrap_or_else(crate::polled_after_completion))),
+        }
+    }
+}
+
+impl Service<Call> for Dispatch {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = DispatchFuture;
+
+    fn poll_ready(&mut self, _cx: &mut TaskContext<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, call: Call) -> DispatchFuture {
+        match call.settled {
+            Settled::Routed(future) => DispatchFuture::Routed(future),
+            Settled::Answered(response) => DispatchFuture::Answered(Some(response)),
+            Settled::Open => DispatchFuture::Answered(Some(Response::error(
+                call.request().id.clone(),
+                error::internal_error("the request reached no handler"),
+            ))),
+        }
+    }
+}
+
+impl Notify for Dispatch {
+    fn notify(&mut self, _notification: &Notification) -> ControlFlow<ExitStatus> {
         ControlFlow::Continue(())
     }
 }

@@ -1,64 +1,173 @@
-//! The standard session stack, built in one place: [`standard_stack`].
+//! The session stack, built in one place: [`standard_stack`].
 //!
-//! Outermost first, with the places a tool author's layers can go:
+//! Every request first gets its **read-time step**, run by the stack itself, synchronously and
+//! in read order, before any future is polled (see [`crate::call`]):
 //!
-//! | layer | requests | notifications and end of input |
+//! 1. the read-time part of each custom layer ([`SessionLayer::admit`]), in the order added;
+//! 2. the lifecycle: `-32002` before `initialize`, `-32600` after `shutdown`;
+//! 3. the router: `-32601` for unknown methods, `-32602` for invalid params, then the
+//!    handler's read-time part, and its future is made.
+//!
+//! The first that answers settles the call; the rest don't run. Then the call goes through
+//! the layers' services, outermost first:
+//!
+//! | service | requests | notifications and end of input |
 //! | --- | --- | --- |
-//! | *[`LayerPosition::Outermost`]* | | |
 //! | [`Trace`] | one span each | logged at debug |
 //! | [`CatchPanic`] | a panic answers `-32603` | a panic is logged |
 //! | [`DrainService`] | counted in flight; cancelled at the deadline | end of input starts the drain |
 //! | [`Cancel`] | cancellable by id | `$/cancelRequest` cancels |
-//! | *[`LayerPosition::BeforeLifecycle`]* (the default) | | |
-//! | [`LifecycleGate`] | `-32002` before `initialize`, `-32600` after `shutdown` | `exit` ends the session with its status |
+//! | *the custom layers* | whatever they do | whatever they do |
 //! | [`HandlerLimit`] | at most N handlers run at once; not ready while the requests waiting for a slot hold its queue's bytes | |
-//! | *[`LayerPosition::BeforeRouter`]* | | |
-//! | the router | `-32601` for unknown methods, then params validation | handlers by method; unknown ones ignored |
+//! | [`Dispatch`] | the handler's future, or the read-time answer | |
 //!
-//! Every layer but the handler limit is always ready, and the handler limit is ready unless the
-//! requests waiting for a slot hold its queue's bytes (64 MiB by default,
-//! [`StackConfig::max_queued_bytes`]): the runtime stops reading for handler capacity only
-//! then. A position without custom layers costs nothing: the stack is one concrete type, and
-//! only the part under custom layers is boxed.
+//! `exit` ends the session with the lifecycle's status; other notifications go through the
+//! services, then to the router's handlers. Because every decision read order makes is taken
+//! in the read-time step, a layer's service may do anything in `call`: await first, box an
+//! `async move`, call its inner service later. The stack keeps the order.
+//!
+//! Every service but the handler limit is always ready, and the handler limit is ready unless
+//! the requests waiting for a slot hold its queue's bytes (64 MiB by default,
+//! [`StackConfig::max_queued_bytes`]). Without custom layers nothing is boxed but the
+//! handler's future.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::ops::ControlFlow;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use pin_project::pin_project;
 use tower::{Layer, Service};
-use wsp_protocol::{Notification, Request, Response};
+use wsp_protocol::{error, methods, Notification, Request, Response};
 
-use crate::notify::{BoxResponseFuture, BoxSession, ExitStatus, Notify, RequestsOnlyLayer};
+use crate::call::Call;
+use crate::notify::{BoxResponseFuture, BoxSession, ExitStatus, Notify, RequestsOnly};
+use crate::router::{Dispatch, Router};
 use crate::{
     Cancel, CancelLayer, CatchPanic, CatchPanicLayer, Drain, DrainService, HandlerLimit,
-    HandlerLimitLayer, Lifecycle, LifecycleGate, LifecycleLayer, Trace, TraceLayer,
+    HandlerLimitLayer, Lifecycle, Trace, TraceLayer,
 };
 
-/// Where a custom layer goes in the standard stack (see the [module docs](self)).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LayerPosition {
-    /// Outside everything, tracing included.
-    Outermost,
-    /// Inside the cancellation layer, in front of the lifecycle gate: sees every request the
-    /// session reads, `initialize` included.
-    BeforeLifecycle,
-    /// Inside the handler limit, in front of the router: sees only admitted requests, each
-    /// holding a handler slot.
-    BeforeRouter,
+/// A service of the session stack: calls in, responses out (failures are error responses),
+/// notifications and the end of input through [`Notify`].
+pub trait SessionService:
+    Service<Call, Response = Response, Error = Infallible, Future: Send + 'static>
+    + Notify
+    + Clone
+    + Send
+    + 'static
+{
 }
 
-type Wrap = Box<dyn FnOnce(BoxSession) -> BoxSession + Send>;
+impl<S> SessionService for S where
+    S: Service<Call, Response = Response, Error = Infallible, Future: Send + 'static>
+        + Notify
+        + Clone
+        + Send
+        + 'static
+{
+}
+
+/// A layer of the session stack: an optional read-time part and a service around the rest.
+///
+/// [`SessionLayer::admit`] is where a layer's decisions go (answering a request itself
+/// included): the stack runs it for every request in read order, before the lifecycle and the
+/// router decide. [`SessionLayer::layer`] wraps the services below; what that service does
+/// in `call` changes no read-order decision. A stock tower layer goes in through
+/// [`TowerLayer`].
+pub trait SessionLayer: Send + 'static {
+    /// The read-time part: may answer the call ([`Call::answer`]) or leave values for the
+    /// handler ([`Call::extensions_mut`]). Nothing by default.
+    fn admit(&self, call: &mut Call) {
+        let _ = call;
+    }
+
+    /// Wraps the services below this layer.
+    fn layer(&self, inner: BoxSession) -> BoxSession;
+}
+
+/// A stock tower layer (`tower::timeout::TimeoutLayer`, `tower::limit::RateLimitLayer`, ...)
+/// as a [`SessionLayer`]: its service sees every call, notifications bypass it, and an `Err`
+/// it returns (a timeout, say) is answered as `-32603` with the error's text.
+#[derive(Debug, Clone)]
+pub struct TowerLayer<L> {
+    layer: L,
+}
+
+impl<L> TowerLayer<L> {
+    /// Puts `layer` into the session stack.
+    pub fn new(layer: L) -> Self {
+        TowerLayer { layer }
+    }
+}
+
+impl<L> SessionLayer for TowerLayer<L>
+where
+    L: Layer<BoxSession> + Send + Sync + 'static,
+    L::Service: Service<Call, Response = Response> + Clone + Send + 'static,
+    <L::Service as Service<Call>>::Error: std::fmt::Display,
+    <L::Service as Service<Call>>::Future: Send + 'static,
+{
+    fn layer(&self, inner: BoxSession) -> BoxSession {
+        let requests = ErrorsAnswered {
+            inner: self.layer.layer(inner.clone()),
+            not_ready: None,
+        };
+        BoxSession::new(RequestsOnly::new(requests, inner))
+    }
+}
+
+/// A service whose `Err`s become `-32603` answers.
+#[derive(Debug, Clone)]
+struct ErrorsAnswered<S> {
+    inner: S,
+    not_ready: Option<String>,
+}
+
+impl<S> Service<Call> for ErrorsAnswered<S>
+where
+    S: Service<Call, Response = Response>,
+    S::Error: std::fmt::Display,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = BoxResponseFuture;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        match std::task::ready!(self.inner.poll_ready(cx)) {
+            Ok(()) => {}
+            // The session's services don't fail: the next call is answered with the error.
+            Err(e) => self.not_ready = Some(e.to_string()),
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, call: Call) -> BoxResponseFuture {
+        let id = call.id().clone();
+        if let Some(message) = self.not_ready.take() {
+            let response = Response::error(id, error::internal_error(message));
+            return Box::pin(std::future::ready(Ok(response)));
+        }
+        let future = self.inner.call(call);
+        Box::pin(async move {
+            Ok(match future.await {
+                Ok(response) => response,
+                Err(e) => Response::error(id, error::internal_error(e.to_string())),
+            })
+        })
+    }
+}
 
 /// What [`standard_stack`] builds: its settings and the tool author's layers.
 pub struct StackConfig {
     drain_deadline: Duration,
     handler_limit: usize,
     max_queued_bytes: usize,
-    layers: Vec<(LayerPosition, Wrap)>,
+    layers: Vec<Box<dyn SessionLayer>>,
 }
 
 impl Default for StackConfig {
@@ -92,104 +201,138 @@ impl StackConfig {
         self
     }
 
-    /// Adds a layer that sees requests and notifications (its service implements [`Notify`]).
-    /// At one position, layers added later wrap those added earlier.
-    pub fn layer<L>(&mut self, position: LayerPosition, layer: L)
-    where
-        L: Layer<BoxSession> + Send + 'static,
-        L::Service: Service<Request, Response = Response, Error = Infallible>
-            + Notify
-            + Clone
-            + Send
-            + 'static,
-        <L::Service as Service<Request>>::Future: Send + 'static,
-    {
-        let wrap: Wrap = Box::new(move |inner| BoxSession::new(layer.layer(inner)));
-        self.layers.push((position, wrap));
-    }
-
-    /// Adds a plain tower layer on the request path; notifications bypass it.
-    pub fn request_layer<L>(&mut self, position: LayerPosition, layer: L)
-    where
-        L: Layer<BoxSession> + Send + 'static,
-        L::Service:
-            Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
-        <L::Service as Service<Request>>::Future: Send + 'static,
-    {
-        self.layer(position, RequestsOnlyLayer::new(layer));
-    }
-
-    /// Applies the layers at `position`; with none there, `service` stays as it is (no box).
-    fn wrap<S>(&mut self, position: LayerPosition, service: S) -> Slot<S>
-    where
-        S: Service<Request, Response = Response, Error = Infallible>
-            + Notify
-            + Clone
-            + Send
-            + 'static,
-        S::Future: Send + 'static,
-    {
-        let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.layers)
-            .into_iter()
-            .partition(|(at, _)| *at == position);
-        self.layers = rest;
-        if mine.is_empty() {
-            return Slot::Plain(service);
-        }
-        let mut service = BoxSession::new(service);
-        for (_, wrap) in mine {
-            service = wrap(service);
-        }
-        Slot::Layered(service)
+    /// Adds a layer (see [`SessionLayer`]). Its read-time part runs after those of the layers
+    /// added before it; its service wraps theirs.
+    pub fn layer(&mut self, layer: impl SessionLayer) {
+        self.layers.push(Box::new(layer));
     }
 }
 
 /// The handles of a built stack, for a caller that wants to look at its state.
 #[derive(Debug, Clone)]
 pub struct StackHandles {
-    /// The lifecycle the gate keeps.
+    /// The lifecycle the read-time step keeps.
     pub lifecycle: Lifecycle,
     /// The drain that counts what is in flight.
     pub drain: Drain,
 }
 
-/// The stack [`standard_stack`] builds around a router `R`.
-pub type StandardStack<R> =
-    Slot<Trace<CatchPanic<DrainService<Cancel<Slot<LifecycleGate<HandlerLimit<Slot<R>>>>>>>>>;
+/// The services of the standard stack, outermost first.
+pub type StandardServices = Trace<CatchPanic<DrainService<Cancel<Slot<HandlerLimit<Dispatch>>>>>>;
 
-/// Builds the standard stack around `router` (see the [module docs](self)).
-pub fn standard_stack<R>(router: R, mut config: StackConfig) -> (StandardStack<R>, StackHandles)
-where
-    R: Service<Request, Response = Response, Error = Infallible> + Notify + Clone + Send + 'static,
-    R::Future: Send + 'static,
-{
-    let lifecycle = Lifecycle::new();
-    let drain = Drain::with_deadline(config.drain_deadline);
-
-    let routed = config.wrap(LayerPosition::BeforeRouter, router);
-    let limit =
-        HandlerLimitLayer::new(config.handler_limit).max_queued_bytes(config.max_queued_bytes);
-    let gated = LifecycleLayer::new(lifecycle.clone()).layer(limit.layer(routed));
-    let gated = config.wrap(LayerPosition::BeforeLifecycle, gated);
-    let session = TraceLayer::new()
-        .layer(CatchPanicLayer::new().layer(drain.layer().layer(CancelLayer::new().layer(gated))));
-    let session = config.wrap(LayerPosition::Outermost, session);
-    (session, StackHandles { lifecycle, drain })
+/// The standard session stack (see the [module docs](self)): the read-time step, then the
+/// services. What the runtime serves.
+pub struct StandardStack {
+    layers: Vec<Box<dyn SessionLayer>>,
+    lifecycle: Lifecycle,
+    router: Router,
+    services: StandardServices,
 }
 
-/// A place in the stack where custom layers may go: the service as it is, or boxed under the
-/// layers put there.
+/// Builds the standard stack around `router` (see the [module docs](self)).
+pub fn standard_stack(router: Router, config: StackConfig) -> (StandardStack, StackHandles) {
+    let lifecycle = Lifecycle::new();
+    let drain = Drain::with_deadline(config.drain_deadline);
+    let limit =
+        HandlerLimitLayer::new(config.handler_limit).max_queued_bytes(config.max_queued_bytes);
+    let limited = limit.layer(Dispatch);
+    let custom = if config.layers.is_empty() {
+        Slot::Plain(limited)
+    } else {
+        let mut service = BoxSession::new(limited);
+        for layer in config.layers.iter().rev() {
+            service = layer.layer(service);
+        }
+        Slot::Layered(service)
+    };
+    let services = TraceLayer::new().layer(
+        CatchPanicLayer::new().layer(drain.layer().layer(CancelLayer::new().layer(custom))),
+    );
+    let stack = StandardStack {
+        layers: config.layers,
+        lifecycle: lifecycle.clone(),
+        router,
+        services,
+    };
+    (stack, StackHandles { lifecycle, drain })
+}
+
+impl StandardStack {
+    /// The read-time step of one call (see the [module docs](self)).
+    fn admit(&mut self, call: &mut Call) {
+        for layer in &self.layers {
+            layer.admit(call);
+            if call.is_answered() {
+                return;
+            }
+        }
+        if let Err(rejection) = self.lifecycle.admit(call.request()) {
+            tracing::debug!(method = %call.method, code = rejection.code(), "lifecycle: rejected");
+            return call.reject(rejection);
+        }
+        self.router.admit(call);
+    }
+}
+
+impl Service<Request> for StandardStack {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = <StandardServices as Service<Call>>::Future;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        std::task::ready!(self.router.poll_ready(cx));
+        self.services.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let mut call = Call::new(request);
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.admit(&mut call))) {
+            let response = crate::catch_panic::panic_response(
+                call.id().clone(),
+                &call.method,
+                payload.as_ref(),
+            );
+            call.answer(response);
+        }
+        self.services.call(call)
+    }
+}
+
+impl Notify for StandardStack {
+    fn notify(&mut self, notification: &Notification) -> ControlFlow<ExitStatus> {
+        if notification.method == methods::EXIT {
+            tracing::debug!("exit");
+            return ControlFlow::Break(self.lifecycle.exit());
+        }
+        self.services.notify(notification)?;
+        let routed = catch_unwind(AssertUnwindSafe(|| self.router.notify(notification)));
+        routed.unwrap_or_else(|payload| {
+            tracing::error!(
+                method = %notification.method,
+                panic = crate::catch_panic::panic_message(payload.as_ref()),
+                "notification handler panicked"
+            );
+            ControlFlow::Continue(())
+        })
+    }
+
+    fn input_ended(&mut self) -> Option<Instant> {
+        self.services.input_ended()
+    }
+}
+
+/// Where the custom layers go: the services below as they are, or boxed under the layers.
 #[derive(Debug, Clone)]
 pub enum Slot<S> {
-    /// No custom layer here.
+    /// No custom layer.
     Plain(S),
-    /// The service under the custom layers, type-erased.
+    /// The services below, type-erased, under the custom layers.
     Layered(BoxSession),
 }
 
-impl<S> Service<Request> for Slot<S>
+impl<S> Service<Call> for Slot<S>
 where
-    S: Service<Request, Response = Response, Error = Infallible>,
+    S: Service<Call, Response = Response, Error = Infallible>,
 {
     type Response = Response;
     type Error = Infallible;
@@ -202,10 +345,10 @@ where
         }
     }
 
-    fn call(&mut self, request: Request) -> Self::Future {
+    fn call(&mut self, call: Call) -> Self::Future {
         match self {
-            Slot::Plain(service) => SlotFuture::Plain(service.call(request)),
-            Slot::Layered(service) => SlotFuture::Layered(service.call(request)),
+            Slot::Plain(service) => SlotFuture::Plain(service.call(call)),
+            Slot::Layered(service) => SlotFuture::Layered(service.call(call)),
         }
     }
 }

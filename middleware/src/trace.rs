@@ -19,7 +19,9 @@ use tower::{Layer, Service};
 use tracing::field::Empty;
 use tracing::Span;
 use wsp_protocol::error::INTERNAL_ERROR;
-use wsp_protocol::{Notification, Request, Response};
+use wsp_protocol::{Notification, Response};
+
+use crate::call::Call;
 
 use crate::notify::{ExitStatus, Notify};
 
@@ -48,9 +50,9 @@ pub struct Trace<S> {
     inner: S,
 }
 
-impl<S> Service<Request> for Trace<S>
+impl<S> Service<Call> for Trace<S>
 where
-    S: Service<Request, Response = Response, Error = Infallible>,
+    S: Service<Call, Response = Response, Error = Infallible>,
 {
     type Response = Response;
     type Error = Infallible;
@@ -60,7 +62,7 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request) -> Self::Future {
+    fn call(&mut self, request: Call) -> Self::Future {
         let span = tracing::info_span!(
             "request",
             method = %request.method,

@@ -43,14 +43,6 @@ pub trait Method {
     type Result: Serialize + JsonSchema;
 }
 
-/// A notification method.
-pub trait NotificationMethod {
-    /// The method's name on the wire.
-    const NAME: &'static str;
-    /// Its params.
-    type Params: Serialize + JsonSchema;
-}
-
 macro_rules! methods {
     ($($(#[$doc:meta])* $name:ident = $wire:expr, $params:ty => $result:ty;)*) => {
         $(

@@ -14,21 +14,16 @@
 //! the builder's own layers at the positions they were given (see
 //! [`wsp_middleware::stack`]); the server never assembles a stack of its own.
 
-use std::convert::Infallible;
 use std::io;
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures::Sink;
-use schemars::JsonSchema;
-use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::codec::FramedRead;
-use tower::{Layer, Service};
-use wsp_middleware::{standard_stack, BoxSession, ExitStatus, LayerPosition, Notify, StackConfig};
+use wsp_middleware::{standard_stack, ExitStatus, Handler, IntoHandler, SessionLayer, StackConfig};
 use wsp_protocol::method::Method;
-use wsp_protocol::schema::MethodSchema;
-use wsp_protocol::{Capabilities, ErrorObjectOwned, Notification, Params, Request, Response};
+use wsp_protocol::{Capabilities, Notification, Params};
 
 use crate::codec::{FrameCodec, FrameWriter, DEFAULT_MAX_FRAME_BYTES};
 use wsp_middleware::notifier::{NotificationQueue, Notifier};
@@ -70,45 +65,26 @@ impl ServerBuilder {
         }
     }
 
-    /// Binds the typed method `M` (see [`Router::method`]).
-    pub fn method<M, S>(mut self, service: S) -> Self
+    /// Binds the typed method `M` to a handler (see [`Router::method`] and
+    /// [`wsp_middleware::handler`]).
+    pub fn method<M: Method, K>(
+        mut self,
+        handler: impl IntoHandler<M::Params, K, Handler: Handler<M::Params, Output = M::Result>>,
+    ) -> Self
     where
-        M: Method,
-        S: Service<M::Params, Response = M::Result, Error = ErrorObjectOwned>
-            + Clone
-            + Send
-            + Sync
-            + 'static,
-        S::Future: Send + 'static,
-        M::Result: Send + 'static,
+        M::Params: Send + 'static,
     {
-        self.router = self.router.method::<M, S>(service);
+        self.router = self.router.method::<M, K>(handler);
         self
     }
 
-    /// Binds `method` to a service of validated params `P` (see [`Router::route`]).
-    pub fn route<P, S, R>(mut self, method: &str, service: S) -> Self
-    where
-        P: Params,
-        S: Service<P, Response = R, Error = ErrorObjectOwned> + Clone + Send + Sync + 'static,
-        S::Future: Send + 'static,
-        R: Serialize + JsonSchema + Send + 'static,
-    {
-        self.router = self.router.route(method, service);
-        self
-    }
-
-    /// Binds `method` to an untyped service (see [`Router::route_raw`]).
-    pub fn route_raw<S>(mut self, method: &str, service: S, schema: MethodSchema) -> Self
-    where
-        S: Service<Request, Response = Response, Error = Infallible>
-            + Clone
-            + Send
-            + Sync
-            + 'static,
-        S::Future: Send + 'static,
-    {
-        self.router = self.router.route_raw(method, service, schema);
+    /// Binds `method` to a handler of params `P` (see [`Router::route`]).
+    pub fn route<P: Params + Send + 'static, K>(
+        mut self,
+        method: &str,
+        handler: impl IntoHandler<P, K>,
+    ) -> Self {
+        self.router = self.router.route(method, handler);
         self
     }
 
@@ -118,45 +94,12 @@ impl ServerBuilder {
         self
     }
 
-    /// Adds a plain tower layer on the request path, in front of the lifecycle gate: it sees
-    /// every request the session reads and may answer it itself or pass it on; notifications
-    /// bypass it. Layers added later wrap those added earlier. A layer that calls its inner
-    /// service synchronously from `call` keeps the lifecycle's read-order decisions intact.
-    pub fn layer<L>(self, layer: L) -> Self
-    where
-        L: Layer<BoxSession> + Send + 'static,
-        L::Service:
-            Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
-        <L::Service as Service<Request>>::Future: Send + 'static,
-    {
-        self.request_layer_at(LayerPosition::BeforeLifecycle, layer)
-    }
-
-    /// Adds a plain tower layer on the request path at `position`.
-    pub fn request_layer_at<L>(mut self, position: LayerPosition, layer: L) -> Self
-    where
-        L: Layer<BoxSession> + Send + 'static,
-        L::Service:
-            Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
-        <L::Service as Service<Request>>::Future: Send + 'static,
-    {
-        self.stack.request_layer(position, layer);
-        self
-    }
-
-    /// Adds a layer that sees requests, notifications and the end of input (its service
-    /// implements [`Notify`]) at `position`.
-    pub fn session_layer<L>(mut self, position: LayerPosition, layer: L) -> Self
-    where
-        L: Layer<BoxSession> + Send + 'static,
-        L::Service: Service<Request, Response = Response, Error = Infallible>
-            + Notify
-            + Clone
-            + Send
-            + 'static,
-        <L::Service as Service<Request>>::Future: Send + 'static,
-    {
-        self.stack.layer(position, layer);
+    /// Adds a layer to the session stack (see [`SessionLayer`]; a stock tower layer goes in
+    /// through [`wsp_middleware::TowerLayer`]). Its read-time part sees every request the
+    /// session reads, `initialize` included, before the lifecycle decides; its service wraps
+    /// the handler limit and what is below. Layers added later wrap those added earlier.
+    pub fn layer(mut self, layer: impl SessionLayer) -> Self {
+        self.stack.layer(layer);
         self
     }
 
@@ -214,7 +157,7 @@ impl ServerBuilder {
     pub fn build(self) -> Server {
         let (router, capabilities) = capabilities::bind_lifecycle_methods(self.router, &self.facts);
         Server {
-            router,
+            router: router.with_notifier(self.notifier),
             stack: self.stack,
             capabilities,
             max_frame_bytes: self.max_frame_bytes,
@@ -279,7 +222,7 @@ impl Server {
     }
 
     /// Serves a message transport: payloads in (with the codec's reports of dropped input),
-    /// payloads out. A stream of whole messages goes in through [`runtime::Messages`].
+    /// payloads out.
     pub async fn serve_transport<I, O>(self, input: I, output: O) -> ExitStatus
     where
         I: FrameSource,

@@ -83,21 +83,6 @@ impl<S: FrameSource, F: Future + Unpin> FrameSource for futures::stream::TakeUnt
     }
 }
 
-/// Any stream of frames, for a transport that delivers whole messages (each one a
-/// [`Frame::Payload`]).
-#[derive(Debug)]
-pub struct Messages<S>(pub S);
-
-impl<S: Stream<Item = io::Result<Frame>> + Unpin> Stream for Messages<S> {
-    type Item = io::Result<Frame>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        Pin::new(&mut self.0).poll_next(cx)
-    }
-}
-
-impl<S: Stream<Item = io::Result<Frame>> + Unpin> FrameSource for Messages<S> {}
-
 /// How the runtime runs.
 #[derive(Debug, Clone)]
 pub struct RuntimeOptions {

@@ -1,0 +1,88 @@
+//! What a handler's async part works with besides its params: [`Context`].
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::Poll;
+
+use tokio::sync::oneshot;
+use wsp_protocol::Id;
+
+use crate::call::Extensions;
+use crate::Notifier;
+
+/// What every request of one connection shares: its notifier and the connection's facts.
+#[derive(Debug, Default)]
+pub struct Connection {
+    /// Sends notifications to this connection's client; `None` for a router served without
+    /// one.
+    pub notifier: Option<Notifier>,
+    /// Facts about the connection (its peer, its transport), one value per type.
+    pub facts: Extensions,
+}
+
+/// A request's context: its id, the connection's notifier and facts, what the read-time step
+/// left for it, and a signal for when its work is dropped. Made at read time and moved into
+/// the handler's async part.
+#[derive(Debug)]
+pub struct Context {
+    id: Id,
+    connection: Arc<Connection>,
+    extensions: Extensions,
+    dropped: Option<oneshot::Sender<()>>,
+}
+
+impl Context {
+    pub(crate) fn new(id: Id, connection: Arc<Connection>, extensions: Extensions) -> Self {
+        Context {
+            id,
+            connection,
+            extensions,
+            dropped: None,
+        }
+    }
+
+    /// The request's id (what its `environment/output` notifications name).
+    pub fn id(&self) -> &Id {
+        &self.id
+    }
+
+    /// The connection's notifier, if it has one.
+    pub fn notifier(&self) -> Option<&Notifier> {
+        self.connection.notifier.as_ref()
+    }
+
+    /// The connection's facts.
+    pub fn facts(&self) -> &Extensions {
+        &self.connection.facts
+    }
+
+    /// What the layers' read-time steps left for this request.
+    pub fn extensions(&self) -> &Extensions {
+        &self.extensions
+    }
+
+    /// A future that completes once this request's work is dropped: cancelled by the client
+    /// (`$/cancelRequest`), cancelled by the drain, or over because the handler returned. Work
+    /// the handler hands to a task of its own can stop on it. Costs nothing until asked for.
+    pub fn cancelled(&mut self) -> Cancelled {
+        let (dropped, signal) = oneshot::channel();
+        self.dropped = Some(dropped);
+        Cancelled { signal }
+    }
+}
+
+/// Completes when the request's work is dropped (see [`Context::cancelled`]).
+#[derive(Debug)]
+pub struct Cancelled {
+    signal: oneshot::Receiver<()>,
+}
+
+impl Future for Cancelled {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        // The sender is never used: only its drop, with the context, completes the signal.
+        Pin::new(&mut self.signal).poll(cx).map(|_| ())
+    }
+}
