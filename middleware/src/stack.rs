@@ -168,11 +168,13 @@ pub struct StackConfig {
     handler_limit: usize,
     max_queued_bytes: usize,
     layers: Vec<Box<dyn SessionLayer>>,
+    lifecycle: Lifecycle,
 }
 
 impl Default for StackConfig {
     fn default() -> Self {
         StackConfig {
+            lifecycle: Lifecycle::new(),
             drain_deadline: crate::DEFAULT_DRAIN_DEADLINE,
             handler_limit: crate::DEFAULT_HANDLER_LIMIT,
             max_queued_bytes: crate::DEFAULT_MAX_QUEUED_BYTES,
@@ -198,6 +200,12 @@ impl StackConfig {
     /// being ready (default 64 MiB, at least 1; see [`HandlerLimitLayer::max_queued_bytes`]).
     pub fn max_queued_bytes(mut self, bytes: usize) -> Self {
         self.max_queued_bytes = bytes.max(1);
+        self
+    }
+
+    /// Keeps the session's state in `lifecycle` (a fresh one by default).
+    pub fn lifecycle(mut self, lifecycle: Lifecycle) -> Self {
+        self.lifecycle = lifecycle;
         self
     }
 
@@ -231,7 +239,7 @@ pub struct StandardStack {
 
 /// Builds the standard stack around `router` (see the [module docs](self)).
 pub fn standard_stack(router: Router, config: StackConfig) -> (StandardStack, StackHandles) {
-    let lifecycle = Lifecycle::new();
+    let lifecycle = config.lifecycle;
     let drain = Drain::with_deadline(config.drain_deadline);
     let limit =
         HandlerLimitLayer::new(config.handler_limit).max_queued_bytes(config.max_queued_bytes);

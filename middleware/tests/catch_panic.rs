@@ -11,7 +11,7 @@ use serde_json::json;
 use tower::Layer;
 use wsp_middleware::CatchPanicLayer;
 use wsp_protocol::error::INTERNAL_ERROR;
-use wsp_protocol::{Request, Response};
+use wsp_protocol::Response;
 
 fn message(response: &Response) -> String {
     match &response.outcome {
@@ -24,14 +24,14 @@ fn message(response: &Response) -> String {
 async fn a_panic_while_polling_answers_32603_and_the_next_request_works() {
     let dropped = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&dropped);
-    let handler = tower::service_fn(move |req: Request| {
+    let handler = tower::service_fn(move |req: wsp_middleware::Call| {
         let guard = DropFlag(Arc::clone(&flag));
         async move {
             let _guard = guard;
             if req.method == "boom" {
                 panic!("kaboom");
             }
-            Ok::<_, Infallible>(Response::ok(req.id, json!("fine")))
+            Ok::<_, Infallible>(Response::ok(req.id.clone(), json!("fine")))
         }
     });
     let mut service = CatchPanicLayer::new().layer(handler);
@@ -51,11 +51,11 @@ async fn a_panic_while_polling_answers_32603_and_the_next_request_works() {
 
 #[tokio::test]
 async fn a_panic_inside_call_answers_32603_with_a_formatted_message() {
-    let handler = tower::service_fn(|req: Request| {
+    let handler = tower::service_fn(|req: wsp_middleware::Call| {
         if req.method == "boom" {
             panic!("call failed for {}", req.id);
         }
-        async move { Ok::<_, Infallible>(Response::ok(req.id, json!(null))) }
+        async move { Ok::<_, Infallible>(Response::ok(req.id.clone(), json!(null))) }
     });
     let mut service = CatchPanicLayer::new().layer(handler);
 
@@ -73,7 +73,7 @@ async fn a_panic_inside_call_answers_32603_with_a_formatted_message() {
 
 #[tokio::test]
 async fn a_non_string_payload_still_answers_32603() {
-    let handler = tower::service_fn(|_: Request| async move {
+    let handler = tower::service_fn(|_: wsp_middleware::Call| async move {
         std::panic::panic_any(42_u8);
         #[allow(unreachable_code)]
         Ok::<_, Infallible>(Response::ok(0.into(), json!(null)))

@@ -27,12 +27,12 @@ fn service(
     gate: watch::Receiver<bool>,
     dropped: Arc<AtomicBool>,
 ) -> impl Service<
-    Request,
+    wsp_middleware::Call,
     Response = Response,
     Error = Infallible,
     Future: Future<Output = Result<Response, Infallible>> + Send + 'static,
 > {
-    let handler = tower::service_fn(move |req: Request| {
+    let handler = tower::service_fn(move |req: wsp_middleware::Call| {
         let mut gate = gate.clone();
         let guard = DropFlag(Arc::clone(&dropped));
         async move {
@@ -44,7 +44,7 @@ fn service(
                 "forever" => std::future::pending::<()>().await,
                 _ => {}
             }
-            Ok::<_, Infallible>(Response::ok(req.id, json!(req.method)))
+            Ok::<_, Infallible>(Response::ok(req.id.clone(), json!(req.method)))
         }
     });
     tower::Layer::layer(&drain.layer(), handler)
@@ -52,10 +52,10 @@ fn service(
 
 async fn spawn_call<S>(service: &mut S, req: Request) -> tokio::task::JoinHandle<Response>
 where
-    S: Service<Request, Response = Response, Error = Infallible>,
+    S: Service<wsp_middleware::Call, Response = Response, Error = Infallible>,
     S::Future: Send + 'static,
 {
-    let Ok(future) = service.ready().await.map(|s| s.call(req));
+    let Ok(future) = service.ready().await.map(|s| s.call(req.into()));
     tokio::spawn(async move {
         let Ok(response) = future.await;
         response
@@ -102,7 +102,7 @@ async fn a_never_ending_request_is_cancelled_at_the_deadline_and_dropped() {
     let Ok(stuck) = service
         .ready()
         .await
-        .map(|s| s.call(request(9, "forever", None)));
+        .map(|s| s.call(request(9, "forever", None).into()));
     let mut stuck = pin!(stuck);
 
     let started = Instant::now();
@@ -169,7 +169,7 @@ async fn a_dropped_future_releases_its_slot() {
     let Ok(future) = service
         .ready()
         .await
-        .map(|s| s.call(request(1, "forever", None)));
+        .map(|s| s.call(request(1, "forever", None).into()));
     assert_eq!(drain.in_flight(), 1);
     drop(future);
     assert_eq!(drain.in_flight(), 0);

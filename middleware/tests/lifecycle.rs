@@ -1,11 +1,11 @@
-//! Every edge of the lifecycle state machine, through the gate.
+//! Every edge of the lifecycle state machine, through the standard stack.
 
 mod common;
 
-use common::{init_params, request, send, violations, Dispatch};
+use common::{ask as send, init_params, request, violations, Dispatch};
 use serde_json::json;
-use tower::{Layer, Service, ServiceExt};
-use wsp_middleware::{Lifecycle, LifecycleLayer, LifecycleState};
+use tower::{Service, ServiceExt};
+use wsp_middleware::{standard_stack, Lifecycle, LifecycleState, StackConfig};
 use wsp_protocol::error::{
     INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, SERVER_NOT_INITIALIZED,
 };
@@ -15,7 +15,8 @@ fn gate(
     lifecycle: &Lifecycle,
     dispatch: &Dispatch,
 ) -> impl Service<wsp_protocol::Request, Response = Response, Error = std::convert::Infallible> {
-    LifecycleLayer::new(lifecycle.clone()).layer(dispatch.service())
+    let config = StackConfig::default().lifecycle(lifecycle.clone());
+    standard_stack(dispatch.router(), config).0
 }
 
 async fn initialized() -> (Lifecycle, Dispatch) {

@@ -75,7 +75,7 @@ async fn traced(request: Request, answer: Response) -> Seen {
     let recorder = Recorder::default();
     let subscriber = tracing_subscriber::registry().with(recorder.clone());
     let _default = tracing::subscriber::set_default(subscriber);
-    let handler = tower::service_fn(move |_: Request| {
+    let handler = tower::service_fn(move |_: wsp_middleware::Call| {
         let answer = answer.clone();
         async move {
             tracing::trace!("inside the handler");

@@ -1,5 +1,16 @@
 //! Typed handlers: params validated first, every violation listed, results serialized.
 
+/// An initialized stack serving `handler` as `method`.
+async fn serving<P: Params + Send + 'static, K>(
+    method: &str,
+    handler: impl IntoHandler<P, K>,
+) -> StandardStack {
+    let router = Router::new().route(method, handler);
+    let (mut stack, _) = standard_stack(router, StackConfig::default());
+    send(&mut stack, request(0, "initialize", init_params())).await;
+    stack
+}
+
 mod common;
 
 use std::collections::BTreeMap;
@@ -7,11 +18,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use common::{request, send, violations};
+use common::{ask as send, init_params, request, violations};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use tower::{Layer, Service};
-use wsp_middleware::{handler_fn, typed, ValidateParamsLayer};
+use tower::Service;
+use wsp_middleware::{handler_fn, standard_stack, IntoHandler, Router, StackConfig, StandardStack};
 use wsp_protocol::error::{self, INTERNAL_ERROR, INVALID_PARAMS};
 use wsp_protocol::validation::from_serde;
 use wsp_protocol::{ErrorObjectOwned, ExecuteParams, Params, Violation};
@@ -33,21 +44,22 @@ impl Params for EchoParams {
 
 #[tokio::test]
 async fn a_custom_method_is_one_line() {
-    let mut echo = handler_fn(|p: EchoParams| async move { Ok(p) });
+    let echo = handler_fn(|p: EchoParams, _| async move { Ok(p.text) });
+    let mut echo = serving("echo", echo).await;
     let response = send(&mut echo, request(7, "echo", Some(json!({"text": "hi"})))).await;
     assert_eq!(response.id, 7.into());
-    assert_eq!(response.outcome, Ok(json!({"text": "hi"})));
-    assert_eq!(echo.params_schema(), EchoParams::schema());
+    assert_eq!(response.outcome, Ok(json!("hi")));
 }
 
 #[tokio::test]
 async fn invalid_params_list_every_violation_and_skip_the_handler() {
     let calls = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&calls);
-    let mut execute = handler_fn(move |p: ExecuteParams| {
+    let execute = handler_fn(move |p: ExecuteParams, _| {
         counted.fetch_add(1, Ordering::SeqCst);
         async move { Ok(p.argv) }
     });
+    let mut execute = serving("environment/execute", execute).await;
     let params = json!({"argv": [], "cwd": "relative", "env": {"A=B": "x", "C": 1}});
     let response = send(
         &mut execute,
@@ -83,10 +95,10 @@ async fn invalid_params_list_every_violation_and_skip_the_handler() {
 
 #[tokio::test]
 async fn a_handler_error_becomes_that_error_response() {
-    let mut failing =
-        handler_fn(
-            |p: EchoParams| async move { Err::<(), _>(error::environment_not_found(&p.text)) },
-        );
+    let failing = handler_fn(|p: EchoParams, _| async move {
+        Err::<(), _>(error::environment_not_found(&p.text))
+    });
+    let mut failing = serving("echo", failing).await;
     let response = send(
         &mut failing,
         request(3, "echo", Some(json!({"text": "env-x"}))),
@@ -98,21 +110,22 @@ async fn a_handler_error_becomes_that_error_response() {
 
 #[tokio::test]
 async fn an_unserializable_result_is_32603() {
-    let mut bad = handler_fn(|_: EchoParams| async move {
+    let bad = handler_fn(|_: EchoParams, _| async move {
         Ok(BTreeMap::from([(
             (1, 2),
-            "tuple keys are not JSON object keys",
+            "tuple keys are not JSON object keys".to_owned(),
         )]))
     });
+    let mut bad = serving("echo", bad).await;
     let response = send(&mut bad, request(4, "echo", Some(json!({"text": ""})))).await;
     assert_eq!(response.error_code(), Some(INTERNAL_ERROR));
 }
 
 #[tokio::test]
-async fn the_layer_wraps_any_service_of_params() {
+async fn any_service_of_params_is_a_handler() {
     let handler =
         tower::service_fn(|p: EchoParams| async move { Ok::<_, ErrorObjectOwned>(p.text.len()) });
-    let mut service = ValidateParamsLayer::<EchoParams>::new().layer(handler);
+    let mut service = serving("echo", handler).await;
     let response = send(
         &mut service,
         request(5, "echo", Some(json!({"text": "four"}))),
@@ -154,7 +167,7 @@ impl Service<EchoParams> for FailsToGetReady {
 
 #[tokio::test]
 async fn a_readiness_error_answers_the_next_request() {
-    let mut service = typed::<EchoParams, _>(FailsToGetReady { failed: false });
+    let mut service = serving::<EchoParams, _>("echo", FailsToGetReady { failed: false }).await;
     let params = Some(json!({"text": "t"}));
     let response = send(&mut service, request(1, "echo", params.clone())).await;
     assert_eq!(response.outcome, Err(error::internal_error("not today")));

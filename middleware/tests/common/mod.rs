@@ -34,9 +34,9 @@ impl Dispatch {
 
     pub fn service(
         &self,
-    ) -> impl Service<Request, Response = Response, Error = Infallible, Future: Send> + Clone {
+    ) -> impl Service<wsp_middleware::Call, Response = Response, Error = Infallible, Future: Send> + Clone {
         let calls = Arc::clone(&self.calls);
-        tower::service_fn(move |request: Request| {
+        tower::service_fn(move |request: wsp_middleware::Call| {
             calls.fetch_add(1, Ordering::SeqCst);
             async move {
                 let known = [
@@ -46,21 +46,57 @@ impl Dispatch {
                     methods::GET,
                 ];
                 Ok::<_, Infallible>(if known.contains(&request.method.as_str()) {
-                    Response::ok(request.id, json!({ "method": request.method }))
+                    Response::ok(request.id.clone(), json!({ "method": request.method }))
                 } else {
-                    Response::error(request.id, error::method_not_found(&request.method))
+                    Response::error(request.id.clone(), error::method_not_found(&request.method))
                 })
             }
         })
     }
 }
 
-/// Sends one request through `service` once it is ready.
-pub async fn send<S>(service: &mut S, request: Request) -> Response
+impl Dispatch {
+    /// A router binding the same methods, counting its handlers' calls.
+    pub fn router(&self) -> wsp_middleware::Router {
+        let answer = |method: &'static str, calls: Arc<AtomicUsize>| {
+            wsp_middleware::handler_fn(move |_: wsp_protocol::NoParams, _: wsp_middleware::Context| {
+                calls.fetch_add(1, Ordering::SeqCst);
+                async move { Ok(json!({ "method": method })) }
+            })
+        };
+        let initialize = {
+            let calls = Arc::clone(&self.calls);
+            wsp_middleware::handler_fn(
+                move |_: wsp_protocol::InitializeParams, _: wsp_middleware::Context| {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    async move { Ok(json!({ "method": methods::INITIALIZE })) }
+                },
+            )
+        };
+        wsp_middleware::Router::new()
+            .route(methods::INITIALIZE, initialize)
+            .route(methods::SHUTDOWN, answer(methods::SHUTDOWN, Arc::clone(&self.calls)))
+            .route(methods::LIST, answer(methods::LIST, Arc::clone(&self.calls)))
+            .route(methods::GET, answer(methods::GET, Arc::clone(&self.calls)))
+    }
+}
+
+/// Sends one request through a whole stack once it is ready.
+pub async fn ask<S>(service: &mut S, request: Request) -> Response
 where
     S: Service<Request, Response = Response, Error = Infallible>,
 {
     let Ok(response) = service.ready().await.map(|s| s.call(request));
+    let Ok(response) = response.await;
+    response
+}
+
+/// Sends one request through `service` once it is ready.
+pub async fn send<S>(service: &mut S, request: Request) -> Response
+where
+    S: Service<wsp_middleware::Call, Response = Response, Error = Infallible>,
+{
+    let Ok(response) = service.ready().await.map(|s| s.call(request.into()));
     let Ok(response) = response.await;
     response
 }
