@@ -58,7 +58,9 @@ impl Extensions {
 impl std::fmt::Debug for Extensions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let count = self.map.as_ref().map_or(0, |map| map.len());
-        f.debug_struct("Extensions").field("values", &count).finish()
+        f.debug_struct("Extensions")
+            .field("values", &count)
+            .finish()
     }
 }
 

@@ -30,14 +30,14 @@ pub mod stack;
 pub mod trace;
 pub mod validation;
 
+pub use call::{Call, Extensions, ReadTime};
 pub use cancel::{Cancel, CancelLayer, CANCEL_REQUEST};
 pub use catch_panic::{CatchPanic, CatchPanicLayer};
 pub use concurrency::{
     HandlerLimit, HandlerLimitLayer, DEFAULT_HANDLER_LIMIT, DEFAULT_MAX_QUEUED_BYTES,
 };
-pub use drain::{Drain, DrainLayer, DrainReport, DrainService, DEFAULT_DRAIN_DEADLINE};
-pub use call::{Call, Extensions, ReadTime};
 pub use context::{Cancelled, Connection, Context};
+pub use drain::{Drain, DrainLayer, DrainReport, DrainService, DEFAULT_DRAIN_DEADLINE};
 pub use handler::{handler_fn, read_ordered, Handler, IntoHandler};
 pub use lifecycle::{Lifecycle, LifecycleState};
 pub use notifier::Notifier;

@@ -131,7 +131,8 @@ impl Router {
         method: &str,
         handler: impl IntoHandler<P, K>,
     ) -> Self {
-        self.routes.insert(method.to_owned(), bound::<P, K, _>(handler));
+        self.routes
+            .insert(method.to_owned(), bound::<P, K, _>(handler));
         self
     }
 

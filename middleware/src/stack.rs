@@ -253,9 +253,8 @@ pub fn standard_stack(router: Router, config: StackConfig) -> (StandardStack, St
         }
         Slot::Layered(service)
     };
-    let services = TraceLayer::new().layer(
-        CatchPanicLayer::new().layer(drain.layer().layer(CancelLayer::new().layer(custom))),
-    );
+    let services = TraceLayer::new()
+        .layer(CatchPanicLayer::new().layer(drain.layer().layer(CancelLayer::new().layer(custom))));
     let stack = StandardStack {
         layers: config.layers,
         lifecycle: lifecycle.clone(),

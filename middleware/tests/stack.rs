@@ -1,8 +1,8 @@
 //! The standard stack as `standard_stack` builds it (the one the server runs): handler capacity
 //! never blocks readiness, notifications pass through every layer while handlers hold every
 //! slot, panics release their slot, the gate judges in call order, `exit` ends the session with
-//! its status, the end of input drains through every layer, and custom layers land where
-//! they were put.
+//! its status, the end of input drains through every layer, and a custom layer's read-time part
+//! decides before the lifecycle.
 
 mod common;
 
@@ -10,66 +10,74 @@ use std::convert::Infallible;
 use std::future::poll_fn;
 use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use common::{init_params, request, send};
+use common::{ask as send, init_params, request};
 use serde_json::{json, Value};
 use tokio::sync::watch;
 use tokio_test::{assert_pending, assert_ready, task};
-use tower::{Layer, Service, ServiceExt};
+use tower::{Service, ServiceExt};
 use wsp_middleware::drain::CANCELLED_MESSAGE;
 use wsp_middleware::{
-    standard_stack, ExitStatus, LayerPosition, LifecycleState, Notify, StackConfig, StackHandles,
+    handler_fn, standard_stack, BoxSession, Call, LifecycleState, Notify, Router, SessionLayer,
+    StackConfig, StackHandles,
 };
 use wsp_protocol::error::SERVER_NOT_INITIALIZED;
 use wsp_protocol::error::{INTERNAL_ERROR, INVALID_REQUEST, REQUEST_CANCELLED};
-use wsp_protocol::{methods, Notification, Request, Response};
+use wsp_protocol::{methods, Notification, Params, Request, Response, Violation};
 
-/// Stands in for the router: `wait` finishes when the gate opens, `forever` never does, `boom`
-/// panics in `call`; anything else answers at once. Notifications are recorded.
-#[derive(Clone)]
-struct TestRouter {
-    gate: watch::Receiver<bool>,
-    notified: Arc<Mutex<Vec<String>>>,
-}
+/// Any params at all.
+struct Anything;
 
-impl Service<Request> for TestRouter {
-    type Response = Response;
-    type Error = Infallible;
-    type Future =
-        std::pin::Pin<Box<dyn std::future::Future<Output = Result<Response, Infallible>> + Send>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
+impl Params for Anything {
+    fn from_params(_: Option<&Value>) -> Result<Self, Vec<Violation>> {
+        Ok(Anything)
     }
 
-    fn call(&mut self, req: Request) -> Self::Future {
-        if req.method == "boom" {
-            panic!("router exploded");
-        }
-        let mut gate = self.gate.clone();
-        Box::pin(async move {
-            match req.method.as_str() {
-                "wait" => {
-                    let _ = gate.wait_for(|open| *open).await;
-                }
-                "forever" => std::future::pending::<()>().await,
-                _ => {}
+    fn schema() -> Value {
+        json!({})
+    }
+}
+
+/// A router: `wait` finishes when the gate opens, `forever` never does, `boom` panics at read
+/// time; `environment/list` answers at once. Notifications are recorded.
+fn test_router(gate: watch::Receiver<bool>, notified: Arc<Mutex<Vec<String>>>) -> Router {
+    let answer = |method: &'static str| {
+        let gate = gate.clone();
+        handler_fn(move |_: Anything, _: wsp_middleware::Context| {
+            if method == "boom" {
+                panic!("router exploded");
             }
-            Ok(Response::ok(req.id, json!(req.method)))
+            let mut gate = gate.clone();
+            async move {
+                match method {
+                    "wait" => {
+                        let _ = gate.wait_for(|open| *open).await;
+                    }
+                    "forever" => std::future::pending::<()>().await,
+                    _ => {}
+                }
+                Ok(json!(method))
+            }
         })
+    };
+    let mut router = Router::new();
+    for method in [
+        "wait",
+        "forever",
+        "boom",
+        methods::LIST,
+        methods::SHUTDOWN,
+        methods::INITIALIZE,
+    ] {
+        router = router.route(method, answer(method));
     }
-}
-
-impl Notify for TestRouter {
-    fn notify(&mut self, notification: &Notification) -> ControlFlow<ExitStatus> {
-        self.notified
+    router.other_notifications(move |notification| {
+        notified
             .lock()
             .expect("lock")
             .push(notification.method.clone());
-        ControlFlow::Continue(())
-    }
+    })
 }
 
 struct Fixture<S> {
@@ -86,10 +94,7 @@ fn fixture(
 > {
     let (open, gate) = watch::channel(false);
     let notified = Arc::new(Mutex::new(Vec::new()));
-    let router = TestRouter {
-        gate,
-        notified: notified.clone(),
-    };
+    let router = test_router(gate, notified.clone());
     let (stack, handles) = standard_stack(router, config);
     Fixture {
         stack,
@@ -250,60 +255,29 @@ async fn the_end_of_input_drains_through_the_whole_stack() {
     assert_eq!((e.code(), e.message()), (INTERNAL_ERROR, CANCELLED_MESSAGE));
 }
 
-/// Answers every request with the position it was put at, without calling further in.
-#[derive(Clone)]
+/// Answers every request at read time, before the lifecycle decides.
 struct Answer(&'static str);
 
-impl<S> Layer<S> for Answer {
-    type Service = AnswerService;
-
-    fn layer(&self, _inner: S) -> AnswerService {
-        AnswerService(self.0)
-    }
-}
-
-#[derive(Clone)]
-struct AnswerService(&'static str);
-
-impl Service<Request> for AnswerService {
-    type Response = Response;
-    type Error = Infallible;
-    type Future = std::future::Ready<Result<Response, Infallible>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
+impl SessionLayer for Answer {
+    fn admit(&self, call: &mut Call) {
+        let response = Response::ok(call.id.clone(), json!(self.0));
+        call.answer(response);
     }
 
-    fn call(&mut self, req: Request) -> Self::Future {
-        std::future::ready(Ok(Response::ok(req.id, json!(self.0))))
+    fn layer(&self, inner: BoxSession) -> BoxSession {
+        inner
     }
 }
 
 #[tokio::test]
-async fn custom_layers_sit_where_they_were_put() {
-    for (position, before_initialize) in [
-        (LayerPosition::Outermost, Some(json!("here"))),
-        (LayerPosition::BeforeLifecycle, Some(json!("here"))),
-        (LayerPosition::BeforeRouter, None),
-    ] {
-        let mut config = StackConfig::default();
-        config.request_layer(position, Answer("here"));
-        let mut f = fixture(config);
-        let response = send(&mut f.stack, request(1, methods::LIST, None)).await;
-        match before_initialize {
-            Some(answer) => assert_eq!(response.outcome, Ok(answer), "{position:?}"),
-            None => assert_eq!(
-                response.error_code(),
-                Some(SERVER_NOT_INITIALIZED),
-                "{position:?}: inside the gate"
-            ),
-        }
-        let flow = f.stack.notify(&notification("custom/n", None));
-        assert_eq!(flow, ControlFlow::Continue(()));
-        assert_eq!(
-            *f.notified.lock().expect("lock"),
-            ["custom/n"],
-            "{position:?}: notifications bypass a request layer"
-        );
-    }
+async fn a_custom_layer_decides_at_read_time_before_the_lifecycle() {
+    let mut config = StackConfig::default();
+    config.layer(Answer("here"));
+    let mut f = fixture(config);
+    let response = send(&mut f.stack, request(1, methods::LIST, None)).await;
+    assert_eq!(response.outcome, Ok(json!("here")));
+    assert_eq!(f.handles.lifecycle.state(), LifecycleState::Uninitialized);
+    let flow = f.stack.notify(&notification("custom/n", None));
+    assert_eq!(flow, ControlFlow::Continue(()));
+    assert_eq!(*f.notified.lock().expect("lock"), ["custom/n"]);
 }

@@ -34,7 +34,8 @@ impl Dispatch {
 
     pub fn service(
         &self,
-    ) -> impl Service<wsp_middleware::Call, Response = Response, Error = Infallible, Future: Send> + Clone {
+    ) -> impl Service<wsp_middleware::Call, Response = Response, Error = Infallible, Future: Send> + Clone
+    {
         let calls = Arc::clone(&self.calls);
         tower::service_fn(move |request: wsp_middleware::Call| {
             calls.fetch_add(1, Ordering::SeqCst);
@@ -59,10 +60,12 @@ impl Dispatch {
     /// A router binding the same methods, counting its handlers' calls.
     pub fn router(&self) -> wsp_middleware::Router {
         let answer = |method: &'static str, calls: Arc<AtomicUsize>| {
-            wsp_middleware::handler_fn(move |_: wsp_protocol::NoParams, _: wsp_middleware::Context| {
-                calls.fetch_add(1, Ordering::SeqCst);
-                async move { Ok(json!({ "method": method })) }
-            })
+            wsp_middleware::handler_fn(
+                move |_: wsp_protocol::NoParams, _: wsp_middleware::Context| {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    async move { Ok(json!({ "method": method })) }
+                },
+            )
         };
         let initialize = {
             let calls = Arc::clone(&self.calls);
@@ -75,8 +78,14 @@ impl Dispatch {
         };
         wsp_middleware::Router::new()
             .route(methods::INITIALIZE, initialize)
-            .route(methods::SHUTDOWN, answer(methods::SHUTDOWN, Arc::clone(&self.calls)))
-            .route(methods::LIST, answer(methods::LIST, Arc::clone(&self.calls)))
+            .route(
+                methods::SHUTDOWN,
+                answer(methods::SHUTDOWN, Arc::clone(&self.calls)),
+            )
+            .route(
+                methods::LIST,
+                answer(methods::LIST, Arc::clone(&self.calls)),
+            )
             .route(methods::GET, answer(methods::GET, Arc::clone(&self.calls)))
     }
 }
