@@ -7,9 +7,8 @@
 //! error (`-32001`, with the method in `data`) otherwise. Params validation ignores unknown
 //! fields, so the handlers never notice the extra field.
 //!
-//! The layer is an ordinary tower `Layer` + `Service` pair: `poll_ready` is forwarded so
-//! backpressure still works, and the check happens synchronously in `call`, so the decision
-//! is taken in the order requests were read.
+//! The check is the layer's read-time part (`SessionLayer::admit`), which the stack runs for
+//! every request in read order before the lifecycle decides; the layer adds no service.
 //!
 //! ```text
 //! $ WSP_EXAMPLE_TOKEN=s3cret cargo run --example auth_layer
@@ -22,67 +21,32 @@
 //! The unauthorized `initialize` never reached the lifecycle gate, so the server was still
 //! UNINITIALIZED when the authorized one arrived.
 
-use std::convert::Infallible;
-use std::future::{ready, Future};
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use serde_json::json;
-use tower::{Layer, Service};
-use wsp_protocol::{error, Request, Response};
+use wsp_middleware::{BoxSession, Call, SessionLayer};
+use wsp_protocol::error;
 
-/// Rejects requests without the right `params.auth_token`.
-#[derive(Clone)]
+/// Rejects requests without the right `params.auth_token`, at read time.
 struct RequireTokenLayer {
     token: Arc<str>,
 }
 
-#[derive(Clone)]
-struct RequireToken<S> {
-    inner: S,
-    token: Arc<str>,
-}
-
-impl<S> Layer<S> for RequireTokenLayer {
-    type Service = RequireToken<S>;
-
-    fn layer(&self, inner: S) -> RequireToken<S> {
-        RequireToken {
-            inner,
-            token: self.token.clone(),
-        }
-    }
-}
-
-impl<S> Service<Request> for RequireToken<S>
-where
-    S: Service<Request, Response = Response, Error = Infallible>,
-    S::Future: Send + 'static,
-{
-    type Response = Response;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request) -> Self::Future {
-        let presented = request
+impl SessionLayer for RequireTokenLayer {
+    fn admit(&self, call: &mut Call) {
+        let presented = call
             .params
             .as_ref()
             .and_then(|params| params.get("auth_token"))
             .and_then(|token| token.as_str());
-        if presented == Some(&*self.token) {
-            return Box::pin(self.inner.call(request));
+        if presented != Some(&*self.token) {
+            let data = json!({"method": call.method});
+            call.reject(error::error(-32001, "Unauthorized", Some(data)));
         }
-        let denied = error::error(
-            -32001,
-            "Unauthorized",
-            Some(json!({"method": request.method})),
-        );
-        Box::pin(ready(Ok(Response::error(request.id, denied))))
+    }
+
+    fn layer(&self, inner: BoxSession) -> BoxSession {
+        inner
     }
 }
 
