@@ -24,6 +24,7 @@ use crate::notify::BoxResponseFuture;
 /// allocation.
 #[derive(Default)]
 pub struct Extensions {
+    #[allow(clippy::box_collection)] // one word when empty, as `http::Extensions` does
     map: Option<Box<HashMap<TypeId, Box<dyn Any + Send + Sync>>>>,
 }
 
