@@ -4,10 +4,12 @@
 //! its types, and it depends on nothing of theirs.
 #![warn(missing_docs)]
 
+mod declare;
 pub mod error;
 pub mod error_chain;
 pub mod error_code;
 pub mod failure;
+pub mod fields;
 pub mod id;
 pub mod message;
 pub mod method;
@@ -37,6 +39,13 @@ pub use results::{
     SchemaInfo, ServerInfo,
 };
 pub use validation::{ParamReader, Params, Violation};
+
+/// What [`params!`] and [`method!`] expand to name, so that a crate using them needs no
+/// dependency of its own.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde_json::Value;
+}
 
 /// The WSP protocol version this crate describes.
 pub const PROTOCOL_VERSION: &str = "0.1.0";
