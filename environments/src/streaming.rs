@@ -63,7 +63,10 @@ impl tower::Service<Request> for Execute {
                     stream: chunk.stream,
                     data: chunk.data,
                 };
-                if !notifier.notify(OutputParams::METHOD, &params).await {
+                if !notifier
+                    .notify(wsp_protocol::methods::OUTPUT, &params)
+                    .await
+                {
                     break;
                 }
             }

@@ -7,7 +7,8 @@
 /// `Value` is `Type`; fields are read, and their violations listed, in order. An optional
 /// `derived { name: Type = expr }` block adds fields computed from the read ones (each bound
 /// as an `Option` of its value); a `None` there fails the params. The struct's attributes and
-/// the fields' (serde's included) are kept.
+/// the fields' (serde's included) are kept. The struct deserializes through its validator, so
+/// what deserializes is what the server accepts; serializing is the caller's to derive.
 ///
 /// ```
 /// use wsp_protocol::fields::{optional_integer, string};
@@ -81,6 +82,20 @@ macro_rules! params {
                     let mut schema = $crate::fields::ObjectSchema::default();
                     $(($rule).describe(::std::stringify!($field), &mut schema);)*
                     schema.into_value()
+                }
+            }
+
+            impl<'de> $crate::__private::serde::Deserialize<'de> for $name {
+                fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+                where
+                    D: $crate::__private::serde::Deserializer<'de>,
+                {
+                    use $crate::__private::serde::de::Error as _;
+                    let value: $crate::__private::Value =
+                        $crate::__private::serde::Deserialize::deserialize(deserializer)?;
+                    <Self as $crate::validation::Params>::from_params(Some(&value)).map_err(
+                        |violations| D::Error::custom($crate::validation::violations_message(&violations)),
+                    )
                 }
             }
         };

@@ -83,7 +83,8 @@ methods! {
 /// (`string`, `optional_string`, `string_array`, `optional_bool`, `bool_or_false`,
 /// `optional_integer`, `optional_string_map`), which gives both the field's checks and its JSON
 /// Schema (see [`params!`](crate::params)). A field read by an `optional_*` rule may be absent
-/// and is an `Option`; any other is required.
+/// and is an `Option`; any other is required. The params serialize as an object of every field
+/// and deserialize through their validator.
 ///
 /// ```
 /// # use schemars::JsonSchema;
@@ -116,6 +117,18 @@ macro_rules! method {
                     #[doc = concat!("`", stringify!($field), "`.")]
                     pub $field: $ty = $crate::fields::$read($($arg),*),
                 )*
+            }
+        }
+
+        impl $crate::__private::serde::Serialize for $params {
+            fn serialize<S>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error>
+            where
+                S: $crate::__private::serde::Serializer,
+            {
+                use $crate::__private::serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(None)?;
+                $(map.serialize_entry(stringify!($field), &self.$field)?;)*
+                map.end()
             }
         }
 

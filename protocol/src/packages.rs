@@ -1,6 +1,7 @@
 //! Params of `environment/install` and `environment/uninstall`, and the package fields
 //! `environment/create` shares with install.
 
+use serde::Serialize;
 use serde_json::json;
 
 use crate::fields::{bool_or_false, string, Field, ObjectSchema, StringList};
@@ -54,13 +55,16 @@ pub const fn packages(required: bool) -> StringList {
 }
 
 /// Where an installer looks for packages, besides the server's defaults.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct PackageSource {
     /// Absolute paths or URLs of directories (or pages) of distributions to look in.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub find_links: Vec<String>,
     /// The package index to use instead of the default one.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub index_url: Option<String>,
     /// Whether to use no index at all (only `find_links`); `None`: the server's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub no_index: Option<bool>,
 }
 
@@ -159,25 +163,28 @@ impl Field for WorkDoneToken {
 
 crate::params! {
     /// `environment/install` params.
-    #[derive(Debug, Clone, PartialEq, Eq)]
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
     pub struct InstallParams {
         /// The environment's id.
         pub id: String = string(1, None),
         /// PEP 508 requirements (venv, uv) or conda match specs (conda).
         pub packages: Vec<String> = packages(true),
         /// Where to look for them.
+        #[serde(flatten)]
         pub source: PackageSource = Source,
         /// Install the newest versions that satisfy the requirements, even when a matching one
         /// is installed.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
         pub upgrade: bool = bool_or_false(),
         /// The token `$/progress` notifications name.
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub work_done_token: Option<ProgressToken> = WorkDoneToken,
     }
 }
 
 crate::params! {
     /// `environment/uninstall` params.
-    #[derive(Debug, Clone, PartialEq, Eq)]
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
     pub struct UninstallParams {
         /// The environment's id.
         pub id: String = string(1, None),

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{json, Value};
 
 use crate::fields::{
@@ -14,9 +15,18 @@ use crate::progress::ProgressToken;
 use crate::python_version::VersionRequest;
 use crate::validation::{ParamReader, Params, Violation};
 
-/// Params of a method that takes none: absent, `null`, `{}` or `[]`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Params of a method that takes none: absent, `null`, `{}` or `[]`; serialized as `null`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct NoParams;
+
+impl<'de> Deserialize<'de> for NoParams {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        NoParams::from_params(Some(&value)).map_err(|violations| {
+            serde::de::Error::custom(crate::validation::violations_message(&violations))
+        })
+    }
+}
 
 impl Params for NoParams {
     fn from_params(params: Option<&Value>) -> Result<Self, Vec<Violation>> {
@@ -30,7 +40,7 @@ impl Params for NoParams {
 
 crate::params! {
     /// `initialize` params.
-    #[derive(Debug, Clone, PartialEq, Eq)]
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
     pub struct InitializeParams {
         /// The client's name, 1–255 characters.
         pub client_name: String = string(1, Some(255)),
@@ -41,7 +51,7 @@ crate::params! {
 
 crate::params! {
     /// `environment/create` params.
-    #[derive(Debug, Clone, PartialEq, Eq)]
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
     pub struct CreateParams {
         /// The new environment's name, 1–64 characters.
         pub name: String = string(1, Some(64)),
@@ -51,14 +61,18 @@ crate::params! {
             .check(check_python_version),
         /// Packages to install before the environment is committed (empty: none), as
         /// `environment/install` takes them.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
         pub packages: Vec<String> = packages(false),
         /// Where to look for them.
+        #[serde(flatten)]
         pub source: PackageSource = Source,
         /// The token `$/progress` notifications name.
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub work_done_token: Option<ProgressToken> = WorkDoneToken,
     }
     derived {
         /// The version, parsed.
+        #[serde(skip)]
         pub version_request: VersionRequest =
             python_version.as_deref().and_then(|text| text.parse().ok()),
     }
@@ -73,7 +87,7 @@ fn check_python_version(text: &str) -> Result<(), (&'static str, String)> {
 
 crate::params! {
     /// `environment/get` params: an id of 1–[`MAX_ID_LENGTH`] characters.
-    #[derive(Debug, Clone, PartialEq, Eq)]
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
     pub struct IdParams {
         /// The environment's id.
         pub id: String = string(1, Some(MAX_ID_LENGTH)),
@@ -86,7 +100,7 @@ pub const MAX_ID_LENGTH: usize = 128;
 crate::params! {
     /// `environment/delete` params: an id that is any string (the methods document gives delete
     /// no length rule), so an id that names nothing, whatever its length, is `-31001`.
-    #[derive(Debug, Clone, PartialEq, Eq)]
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
     pub struct DeleteParams {
         /// The environment's id.
         pub id: String = string(0, None),
@@ -98,29 +112,37 @@ pub const MAX_TIMEOUT_MS: u64 = 86_400_000;
 
 crate::params! {
     /// `environment/execute` params.
-    #[derive(Debug, Clone, PartialEq, Eq)]
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
     pub struct ExecuteParams {
         /// The environment's id.
         pub id: String = string(1, None),
         /// The command and its arguments; never empty.
         pub argv: Vec<String> = string_array(1),
         /// The working directory; `None` means the environment's root.
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub cwd: Option<String> = optional_string(1, None).pattern("^/").check(check_cwd),
         /// Variables set on top of the environment's activation.
+        #[serde(skip_serializing_if = "BTreeMap::is_empty")]
         pub env: BTreeMap<String, String> = EnvVars,
         /// Written to the child's stdin, which is then closed; `None`: stdin is the null device.
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub stdin: Option<String> = optional_string(0, None),
         /// Milliseconds, 1–[`MAX_TIMEOUT_MS`], after which the command is killed.
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub timeout_ms: Option<u64> = optional_integer(1, MAX_TIMEOUT_MS),
         /// The most bytes each stream takes in the result, encoded as a JSON string (at least
         /// 1); `None`: the server's default.
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub max_output_bytes: Option<u64> = optional_integer(1, u64::MAX),
         /// Whether output is also sent, as it arrives, in `environment/output` notifications.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
         pub stream: bool = bool_or_false(),
         /// Resource limits for the child.
+        #[serde(skip_serializing_if = "ExecuteLimits::is_unset")]
         pub limits: ExecuteLimits = Limits,
         /// Whether the command runs sandboxed; `None`: the server's default (false, or true
         /// under `wsp serve --sandbox`). An explicit `false` runs it unsandboxed under either.
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub sandbox: Option<bool> = optional_bool(),
     }
 }
@@ -167,16 +189,20 @@ impl Field for EnvVars {
 
 /// `environment/execute`'s `limits`: each one, when set, is at least 1; the first, second and
 /// last become the child's soft and hard rlimits.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct ExecuteLimits {
     /// Address space, in bytes (`RLIMIT_AS`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_bytes: Option<u64>,
     /// CPU time, in seconds (`RLIMIT_CPU`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_seconds: Option<u64>,
     /// Tasks of the command: `pids.max` of a cgroup of its own, or where there is none,
     /// `RLIMIT_NPROC` (which counts the user's processes); see `initialize`'s `process_limit`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub processes: Option<u64>,
     /// Open file descriptors (`RLIMIT_NOFILE`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub open_files: Option<u64>,
 }
 
@@ -184,6 +210,11 @@ impl ExecuteLimits {
     /// The field names `limits` takes.
     pub const FIELDS: [&'static str; 4] =
         ["memory_bytes", "cpu_seconds", "processes", "open_files"];
+
+    /// Whether no limit is set.
+    pub fn is_unset(&self) -> bool {
+        *self == ExecuteLimits::default()
+    }
 }
 
 /// The rule of `environment/execute`'s `limits`: an optional object of the

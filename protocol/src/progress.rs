@@ -10,9 +10,6 @@ use serde_json::Value;
 
 use crate::id::NumberId;
 
-/// The notification's method.
-pub const PROGRESS_METHOD: &str = "$/progress";
-
 /// A `work_done_token`: a string or an integer of any size, echoed exactly as the client sent
 /// it (an integer as its own JSON text, as a request id is).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]

@@ -3,6 +3,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+#[cfg(doc)]
+use crate::methods;
+
 /// An installed distribution.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Package {
@@ -45,7 +48,7 @@ pub enum OutputStream {
     Stderr,
 }
 
-/// Params of the `environment/output` notification: output of a running
+/// Params of the `environment/output` notification ([`methods::OUTPUT`]): output of a running
 /// `environment/execute` that asked for `stream: true`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct OutputParams {
@@ -55,11 +58,6 @@ pub struct OutputParams {
     pub stream: OutputStream,
     /// The output, decoded as UTF-8 with replacement; never ends inside a UTF-8 sequence.
     pub data: String,
-}
-
-impl OutputParams {
-    /// The notification's method.
-    pub const METHOD: &'static str = "environment/output";
 }
 
 /// Who the server is.

@@ -50,6 +50,13 @@ pub trait Params: Sized + Send + 'static {
     fn schema() -> Value;
 }
 
+/// The violations in one line, for an error that holds a message only (a params type's
+/// `Deserialize`).
+pub fn violations_message(violations: &[Violation]) -> String {
+    let messages: Vec<&str> = violations.iter().map(|v| v.message.as_str()).collect();
+    messages.join("; ")
+}
+
 /// Parses any `Deserialize` type as params: absent, `null` and `[]` read as `{}`, and a serde
 /// error becomes one violation. For custom methods that need no rule beyond their types.
 pub fn from_serde<T: serde::de::DeserializeOwned>(
