@@ -167,8 +167,8 @@ impl Field for EnvVars {
     fn describe(&self, name: &'static str, schema: &mut ObjectSchema) {
         let env = json!({
             "type": ["object", "null"],
-            "propertyNames": {"minLength": 1, "pattern": "^[^=\u{0}]*$"},
             "additionalProperties": {"type": "string", "pattern": "^[^\u{0}]*$"},
+            "propertyNames": {"minLength": 1, "pattern": "^[^=\u{0}]*$"},
         });
         schema.property(name, false, env);
     }

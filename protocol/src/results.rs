@@ -3,9 +3,6 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[cfg(doc)]
-use crate::methods;
-
 /// An installed distribution.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Package {
@@ -48,7 +45,7 @@ pub enum OutputStream {
     Stderr,
 }
 
-/// Params of the `environment/output` notification ([`methods::OUTPUT`]): output of a running
+/// Params of the `environment/output` notification: output of a running
 /// `environment/execute` that asked for `stream: true`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct OutputParams {
