@@ -41,7 +41,10 @@ impl Environments {
                     stream: chunk.stream,
                     data: chunk.data,
                 };
-                if !notifier.notify(OutputParams::METHOD, &params).await {
+                if !notifier
+                    .notify(wsp_protocol::methods::OUTPUT, &params)
+                    .await
+                {
                     break;
                 }
             }

@@ -4,10 +4,12 @@
 //! its types, and it depends on nothing of theirs.
 #![warn(missing_docs)]
 
+mod declare;
 pub mod error;
 pub mod error_chain;
 pub mod error_code;
 pub mod failure;
+pub mod fields;
 pub mod id;
 pub mod message;
 pub mod method;
@@ -38,10 +40,18 @@ pub use results::{
 };
 pub use validation::{ParamReader, Params, Violation};
 
+/// What [`params!`] and [`method!`] expand to name, so that a crate using them needs no
+/// dependency of its own.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde;
+    pub use serde_json::Value;
+}
+
 /// The WSP protocol version this crate describes.
 pub const PROTOCOL_VERSION: &str = "0.1.0";
 
-/// The method names WSP defines.
+/// The method and notification names WSP defines: the one constant of each.
 pub mod methods {
     /// `initialize`.
     pub const INITIALIZE: &str = "initialize";
@@ -65,4 +75,8 @@ pub mod methods {
     pub const UNINSTALL: &str = "environment/uninstall";
     /// The `$/progress` notification (server to client).
     pub const PROGRESS: &str = "$/progress";
+    /// The `environment/output` notification (server to client).
+    pub const OUTPUT: &str = "environment/output";
+    /// The `$/cancelRequest` notification (client to server).
+    pub const CANCEL_REQUEST: &str = "$/cancelRequest";
 }

@@ -1,25 +1,23 @@
 //! Typed methods: a method's name, its params type and its result type, tied together.
 //!
 //! ```
-//! use serde_json::Value;
+//! use wsp_protocol::fields::string;
 //! use wsp_protocol::method::Method;
-//! use wsp_protocol::{ParamReader, Params, Violation};
 //!
-//! struct Shout;
-//! struct ShoutParams { text: String }
-//! impl Method for Shout { const NAME: &'static str = "shout"; type Params = ShoutParams; type Result = String; }
-//! impl Params for ShoutParams {
-//!     fn from_params(p: Option<&Value>) -> Result<Self, Vec<Violation>> {
-//!         let mut reader = ParamReader::new(p, false);
-//!         let text = reader.string("text", 1, Some(1000));
-//!         reader.finish(|| Some(ShoutParams { text: text? }))
+//! wsp_protocol::params! {
+//!     /// Params of `shout`.
+//!     pub struct ShoutParams {
+//!         /// What to shout.
+//!         pub text: String = string(1, Some(1000)),
 //!     }
 //! }
+//! struct Shout;
+//! impl Method for Shout { const NAME: &'static str = "shout"; type Params = ShoutParams; type Result = String; }
 //! ```
 //!
-//! The params type is declared once, in `from_params`: its validator and its JSON Schema both
-//! come from there (see [`crate::validation::recorded_schema`]); the result's schema comes from
-//! its `JsonSchema` derive.
+//! The params type is declared once, as its fields and their [`Field`](crate::fields::Field)
+//! rules: its validator and its JSON Schema both come from there; the result's schema comes
+//! from its `JsonSchema` derive. [`method!`](crate::method) declares all three at once.
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -80,10 +78,13 @@ methods! {
     Uninstall = crate::methods::UNINSTALL, UninstallParams => EnvironmentDetails;
 }
 
-/// Declares a typed method and its params in one place: the method's marker type, its params
-/// struct, and the params' validator (each field read by the [`ParamReader`] method named
-/// after `=`, so the JSON Schema is recorded from the same line). A field read by an
-/// `optional_*` method may be absent; any other is required.
+/// Declares a typed method and its params in one place: the method's marker type and its
+/// params struct, each field with the rule from [`fields`](crate::fields) named after `=`
+/// (`string`, `optional_string`, `string_array`, `optional_bool`, `bool_or_false`,
+/// `optional_integer`, `optional_string_map`), which gives both the field's checks and its JSON
+/// Schema (see [`params!`](crate::params)). A field read by an `optional_*` rule may be absent
+/// and is an `Option`; any other is required. The params serialize as an object of every field
+/// and deserialize through their validator.
 ///
 /// ```
 /// # use schemars::JsonSchema;
@@ -96,8 +97,6 @@ methods! {
 ///     } => String
 /// }
 /// ```
-///
-/// [`ParamReader`]: crate::validation::ParamReader
 #[macro_export]
 macro_rules! method {
     (
@@ -110,13 +109,27 @@ macro_rules! method {
         #[derive(Debug, Clone, Copy)]
         pub struct $method;
 
-        #[doc = concat!("The params of `", $wire, "`.")]
-        #[derive(Debug, Clone)]
-        pub struct $params {
-            $(
-                #[doc = concat!("`", stringify!($field), "`.")]
-                pub $field: $ty,
-            )*
+        $crate::params! {
+            #[doc = concat!("The params of `", $wire, "`.")]
+            #[derive(Debug, Clone)]
+            pub struct $params {
+                $(
+                    #[doc = concat!("`", stringify!($field), "`.")]
+                    pub $field: $ty = $crate::fields::$read($($arg),*),
+                )*
+            }
+        }
+
+        impl $crate::__private::serde::Serialize for $params {
+            fn serialize<S>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error>
+            where
+                S: $crate::__private::serde::Serializer,
+            {
+                use $crate::__private::serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(None)?;
+                $(map.serialize_entry(stringify!($field), &self.$field)?;)*
+                map.end()
+            }
         }
 
         impl $crate::method::Method for $method {
@@ -124,43 +137,5 @@ macro_rules! method {
             type Params = $params;
             type Result = $result;
         }
-
-        impl $crate::validation::Params for $params {
-            fn from_params(
-                params: Option<&$crate::method::__private::Value>,
-            ) -> Result<Self, Vec<$crate::validation::Violation>> {
-                let mut reader = $crate::validation::ParamReader::new(params, false);
-                $(let $field = reader.$read(stringify!($field), $($arg),*);)*
-                reader.finish(|| Some($params { $($field: $crate::__method_field!($read $field)),* }))
-            }
-        }
-    };
-}
-
-/// What [`method!`]'s expansion names, so that a crate using it needs no dependency of its own.
-#[doc(hidden)]
-pub mod __private {
-    pub use serde_json::Value;
-}
-
-/// A field's value in [`method!`]'s validator: as read for an `optional_*` reader, required
-/// (`None` fails the params) for any other.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __method_field {
-    (optional_string $field:ident) => {
-        $field
-    };
-    (optional_bool $field:ident) => {
-        $field
-    };
-    (optional_integer $field:ident) => {
-        $field
-    };
-    (optional_string_map $field:ident) => {
-        $field
-    };
-    ($read:ident $field:ident) => {
-        $field?
     };
 }

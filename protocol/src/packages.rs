@@ -1,11 +1,12 @@
 //! Params of `environment/install` and `environment/uninstall`, and the package fields
 //! `environment/create` shares with install.
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::json;
 
-use crate::message::{Request, WideIntegers};
+use crate::fields::{bool_or_false, string, Field, ObjectSchema, StringList};
 use crate::progress::ProgressToken;
-use crate::validation::{type_name, ParamReader, Params, StringArrayRules, Violation};
+use crate::validation::{type_name, ParamReader, StringArrayRules};
 
 /// Most packages one request names.
 pub const MAX_PACKAGES: usize = 1000;
@@ -16,7 +17,7 @@ pub const MAX_FIND_LINKS: usize = 1000;
 /// Most characters of one `find_links` entry or of `index_url`.
 pub const MAX_LOCATION_LENGTH: usize = 4096;
 
-/// What [`read_packages`] checks of each package beyond its length, as a JSON Schema pattern:
+/// What [`packages`] checks of each package beyond its length, as a JSON Schema pattern:
 /// no leading `-`, no control characters.
 const PACKAGE_PATTERN: &str =
     "^[^-\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$";
@@ -31,6 +32,7 @@ const PACKAGES: StringArrayRules = StringArrayRules {
     min_length: 1,
     max_length: MAX_PACKAGE_LENGTH,
     format: Some(check_package),
+    pattern: Some(PACKAGE_PATTERN),
 };
 
 const FIND_LINKS: StringArrayRules = StringArrayRules {
@@ -39,59 +41,73 @@ const FIND_LINKS: StringArrayRules = StringArrayRules {
     min_length: 1,
     max_length: MAX_LOCATION_LENGTH,
     format: Some(check_location),
+    pattern: Some(LOCATION_PATTERN),
 };
 
-/// Where an installer looks for packages, besides the server's defaults.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PackageSource {
-    /// Absolute paths or URLs of directories (or pages) of distributions to look in.
-    pub find_links: Vec<String>,
-    /// The package index to use instead of the default one.
-    pub index_url: Option<String>,
-    /// Whether to use no index at all (only `find_links`); `None`: the server's default.
-    pub no_index: Option<bool>,
-}
-
-impl PackageSource {
-    /// Reads `find_links`, `index_url` and `no_index`.
-    pub fn read(reader: &mut ParamReader<'_>) -> PackageSource {
-        let find_links = reader
-            .bounded_string_array("find_links", false, FIND_LINKS)
-            .unwrap_or_default();
-        reader.constrain(
-            "find_links",
-            json!({"items": {"type": "string", "minLength": 1, "maxLength": MAX_LOCATION_LENGTH,
-                             "pattern": LOCATION_PATTERN}}),
-        );
-        let index_url = reader.optional_string("index_url", 1, Some(MAX_LOCATION_LENGTH));
-        reader.constrain("index_url", json!({ "pattern": URL_PATTERN }));
-        if let Some(url) = index_url
-            .as_deref()
-            .filter(|url| !url.is_empty() && !is_url(url))
-        {
-            let message = format!("`index_url` must be a URL (scheme://...), got {url:?}");
-            reader.violate("index_url", "format", message);
-        }
-        let no_index = reader.optional_bool("no_index");
-        PackageSource {
-            find_links,
-            index_url,
-            no_index,
-        }
+/// A `packages` array (absent or `null` is a violation when `required`): when present,
+/// 1–[`MAX_PACKAGES`] strings of 1–[`MAX_PACKAGE_LENGTH`] characters, none starting with `-` (an
+/// installer would read it as an option) and none holding control characters.
+pub const fn packages(required: bool) -> StringList {
+    StringList {
+        required,
+        rules: PACKAGES,
     }
 }
 
-/// Reads a `packages` array (absent or `null` is a violation when `required`): when present,
-/// 1–[`MAX_PACKAGES`] strings of 1–[`MAX_PACKAGE_LENGTH`] characters, none starting with `-` (an
-/// installer would read it as an option) and none holding control characters.
-pub fn read_packages(reader: &mut ParamReader<'_>, required: bool) -> Option<Vec<String>> {
-    let packages = reader.bounded_string_array("packages", required, PACKAGES);
-    reader.constrain(
-        "packages",
-        json!({"items": {"type": "string", "minLength": 1, "maxLength": MAX_PACKAGE_LENGTH,
-                         "pattern": PACKAGE_PATTERN}}),
-    );
-    packages
+/// Where an installer looks for packages, besides the server's defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PackageSource {
+    /// Absolute paths or URLs of directories (or pages) of distributions to look in.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub find_links: Vec<String>,
+    /// The package index to use instead of the default one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_url: Option<String>,
+    /// Whether to use no index at all (only `find_links`); `None`: the server's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_index: Option<bool>,
+}
+
+/// The rule of [`PackageSource`]'s fields: `find_links`, `index_url` and `no_index`, which
+/// stand beside the other params rather than in an object of their own.
+#[derive(Debug, Clone, Copy)]
+pub struct Source;
+
+const INDEX_URL: crate::fields::OptionalText =
+    crate::fields::optional_string(1, Some(MAX_LOCATION_LENGTH))
+        .pattern(URL_PATTERN)
+        .check(check_index_url);
+
+const FIND_LINKS_FIELD: StringList = StringList {
+    required: false,
+    rules: FIND_LINKS,
+};
+
+impl Field for Source {
+    type Value = PackageSource;
+
+    fn describe(&self, _: &'static str, schema: &mut ObjectSchema) {
+        FIND_LINKS_FIELD.describe("find_links", schema);
+        INDEX_URL.describe("index_url", schema);
+        crate::fields::optional_bool().describe("no_index", schema);
+    }
+
+    fn read(&self, reader: &mut ParamReader<'_>, _: &'static str) -> Option<PackageSource> {
+        Some(PackageSource {
+            find_links: FIND_LINKS_FIELD.read(reader, "find_links")?,
+            index_url: INDEX_URL.read(reader, "index_url")?,
+            no_index: reader.optional_bool("no_index"),
+        })
+    }
+}
+
+fn check_index_url(url: &str) -> Result<(), (&'static str, String)> {
+    if url.is_empty() || is_url(url) {
+        Ok(())
+    } else {
+        let message = format!("`index_url` must be a URL (scheme://...), got {url:?}");
+        Err(("format", message))
+    }
 }
 
 fn check_package(package: &str) -> Result<(), String> {
@@ -114,94 +130,66 @@ fn check_location(location: &str) -> Result<(), String> {
     }
 }
 
-/// Reads an optional `work_done_token`: a string or an integer of any size, whose text
-/// `wide` holds when a `Value` holds it only as a double (beyond 64 bits, or `-0`).
-pub fn read_work_done_token(
-    reader: &mut ParamReader<'_>,
-    wide: &WideIntegers,
-) -> Option<ProgressToken> {
-    const NAME: &str = "work_done_token";
-    let value = reader.optional_value(NAME, || json!({"type": ["string", "integer", "null"]}))?;
-    let token = match wide.get(NAME) {
-        Some(text) => ProgressToken::from_integer_text(text),
-        None => ProgressToken::from_value(value),
-    };
-    if token.is_none() {
-        let message = format!(
-            "`work_done_token` must be a string or an integer, got {}",
-            type_name(value)
-        );
-        reader.violate("work_done_token", "type", message);
-    }
-    token
-}
+/// An optional `work_done_token`: a string or an integer of any size, whose text the reader's
+/// wide integers hold when a `Value` holds it only as a double (beyond 64 bits, or `-0`).
+#[derive(Debug, Clone, Copy)]
+pub struct WorkDoneToken;
 
-/// `environment/install` params.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InstallParams {
-    /// The environment's id.
-    pub id: String,
-    /// PEP 508 requirements (venv, uv) or conda match specs (conda).
-    pub packages: Vec<String>,
-    /// Where to look for them.
-    pub source: PackageSource,
-    /// Install the newest versions that satisfy the requirements, even when a matching one is
-    /// installed.
-    pub upgrade: bool,
-    /// The token `$/progress` notifications name.
-    pub work_done_token: Option<ProgressToken>,
-}
+impl Field for WorkDoneToken {
+    type Value = Option<ProgressToken>;
 
-impl Params for InstallParams {
-    fn from_params(params: Option<&Value>) -> Result<Self, Vec<Violation>> {
-        InstallParams::read(params, &WideIntegers::default())
+    fn describe(&self, name: &'static str, schema: &mut ObjectSchema) {
+        schema.property(name, false, json!({"type": ["string", "integer", "null"]}));
     }
 
-    fn from_request(request: &Request) -> Result<Self, Vec<Violation>> {
-        InstallParams::read(request.params.as_ref(), &request.wide_integers)
+    fn read(&self, reader: &mut ParamReader<'_>, name: &'static str) -> Option<Self::Value> {
+        let Some(value) = reader.optional_value(name) else {
+            return Some(None);
+        };
+        let token = match reader.wide_integer(name) {
+            Some(text) => ProgressToken::from_integer_text(text),
+            None => ProgressToken::from_value(value),
+        };
+        if token.is_none() {
+            let message = format!(
+                "`{name}` must be a string or an integer, got {}",
+                type_name(value)
+            );
+            reader.violate(name, "type", message);
+        }
+        Some(token)
     }
 }
 
-impl InstallParams {
-    fn read(params: Option<&Value>, wide: &WideIntegers) -> Result<Self, Vec<Violation>> {
-        let mut reader = ParamReader::new(params, false);
-        let id = reader.string("id", 1, None);
-        let packages = read_packages(&mut reader, true);
-        let source = PackageSource::read(&mut reader);
-        let upgrade = reader.optional_bool("upgrade").unwrap_or(false);
-        let work_done_token = read_work_done_token(&mut reader, wide);
-        reader.finish(|| {
-            Some(InstallParams {
-                id: id?,
-                packages: packages?,
-                source,
-                upgrade,
-                work_done_token,
-            })
-        })
+crate::params! {
+    /// `environment/install` params.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+    pub struct InstallParams {
+        /// The environment's id.
+        pub id: String = string(1, None),
+        /// PEP 508 requirements (venv, uv) or conda match specs (conda).
+        pub packages: Vec<String> = packages(true),
+        /// Where to look for them.
+        #[serde(flatten)]
+        pub source: PackageSource = Source,
+        /// Install the newest versions that satisfy the requirements, even when a matching one
+        /// is installed.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        pub upgrade: bool = bool_or_false(),
+        /// The token `$/progress` notifications name.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub work_done_token: Option<ProgressToken> = WorkDoneToken,
     }
 }
 
-/// `environment/uninstall` params.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UninstallParams {
-    /// The environment's id.
-    pub id: String,
-    /// The names of the packages to remove; names that are not installed are ignored.
-    pub packages: Vec<String>,
-}
-
-impl Params for UninstallParams {
-    fn from_params(params: Option<&Value>) -> Result<Self, Vec<Violation>> {
-        let mut reader = ParamReader::new(params, false);
-        let id = reader.string("id", 1, None);
-        let packages = read_packages(&mut reader, true);
-        reader.finish(|| {
-            Some(UninstallParams {
-                id: id?,
-                packages: packages?,
-            })
-        })
+crate::params! {
+    /// `environment/uninstall` params.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+    pub struct UninstallParams {
+        /// The environment's id.
+        pub id: String = string(1, None),
+        /// The names of the packages to remove; names that are not installed are ignored.
+        pub packages: Vec<String> = packages(true),
     }
 }
 

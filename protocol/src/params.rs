@@ -2,185 +2,207 @@
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{json, Value};
 
-use crate::message::{Request, WideIntegers};
+use crate::fields::{
+    bool_or_false, optional_bool, optional_integer, optional_string, string, string_array, Field,
+    ObjectSchema,
+};
+use crate::packages::{packages, Source, WorkDoneToken};
 pub use crate::packages::{InstallParams, PackageSource, UninstallParams};
 use crate::progress::ProgressToken;
 use crate::python_version::VersionRequest;
 use crate::validation::{ParamReader, Params, Violation};
 
-/// Params of a method that takes none: absent, `null`, `{}` or `[]`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Params of a method that takes none: absent, `null`, `{}` or `[]`; serialized as `null`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct NoParams;
+
+impl<'de> Deserialize<'de> for NoParams {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        NoParams::from_params(Some(&value)).map_err(|violations| {
+            serde::de::Error::custom(crate::validation::violations_message(&violations))
+        })
+    }
+}
 
 impl Params for NoParams {
     fn from_params(params: Option<&Value>) -> Result<Self, Vec<Violation>> {
         ParamReader::new(params, true).finish(|| Some(NoParams))
     }
-}
 
-/// `initialize` params.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InitializeParams {
-    /// The client's name, 1–255 characters.
-    pub client_name: String,
-    /// The protocol version the client speaks, 1–64 characters.
-    pub client_protocol_version: String,
-}
-
-impl Params for InitializeParams {
-    fn from_params(params: Option<&Value>) -> Result<Self, Vec<Violation>> {
-        let mut reader = ParamReader::new(params, false);
-        let client_name = reader.string("client_name", 1, Some(255));
-        let client_protocol_version = reader.string("client_protocol_version", 1, Some(64));
-        reader.finish(|| {
-            Some(InitializeParams {
-                client_name: client_name?,
-                client_protocol_version: client_protocol_version?,
-            })
-        })
+    fn schema() -> Value {
+        ObjectSchema::no_params()
     }
 }
 
-/// `environment/create` params.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CreateParams {
-    /// The new environment's name, 1–64 characters.
-    pub name: String,
-    /// The version as the client wrote it.
-    pub python_version: String,
-    /// The same, parsed.
-    pub version_request: VersionRequest,
-    /// Packages to install before the environment is committed (empty: none), as
-    /// `environment/install` takes them.
-    pub packages: Vec<String>,
-    /// Where to look for them.
-    pub source: PackageSource,
-    /// The token `$/progress` notifications name.
-    pub work_done_token: Option<ProgressToken>,
-}
-
-impl Params for CreateParams {
-    fn from_params(params: Option<&Value>) -> Result<Self, Vec<Violation>> {
-        CreateParams::read(params, &WideIntegers::default())
-    }
-
-    fn from_request(request: &Request) -> Result<Self, Vec<Violation>> {
-        CreateParams::read(request.params.as_ref(), &request.wide_integers)
+crate::params! {
+    /// `initialize` params.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+    pub struct InitializeParams {
+        /// The client's name, 1–255 characters.
+        pub client_name: String = string(1, Some(255)),
+        /// The protocol version the client speaks, 1–64 characters.
+        pub client_protocol_version: String = string(1, Some(64)),
     }
 }
 
-impl CreateParams {
-    fn read(params: Option<&Value>, wide: &WideIntegers) -> Result<Self, Vec<Violation>> {
-        let mut reader = ParamReader::new(params, false);
-        let name = reader.string("name", 1, Some(64));
-        let python_version = reader.string("python_version", 1, None);
-        reader.constrain(
-            "python_version",
-            json!({"pattern": "^[0-9]+\\.[0-9]+(\\.[0-9]+)?$"}),
-        );
-        let version_request = python_version.as_deref().and_then(|v| match v.parse() {
-            Ok(request) => Some(request),
-            Err(message) => {
-                if !v.is_empty() {
-                    reader.violate("python_version", "format", message);
-                }
-                None
-            }
-        });
-        let packages = crate::packages::read_packages(&mut reader, false).unwrap_or_default();
-        let source = PackageSource::read(&mut reader);
-        let work_done_token = crate::packages::read_work_done_token(&mut reader, wide);
-        reader.finish(|| {
-            Some(CreateParams {
-                name: name?,
-                python_version: python_version?,
-                version_request: version_request?,
-                packages,
-                source,
-                work_done_token,
-            })
-        })
+crate::params! {
+    /// `environment/create` params.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+    pub struct CreateParams {
+        /// The new environment's name, 1–64 characters.
+        pub name: String = string(1, Some(64)),
+        /// The version as the client wrote it.
+        pub python_version: String = string(1, None)
+            .pattern("^[0-9]+\\.[0-9]+(\\.[0-9]+)?$")
+            .check(check_python_version),
+        /// Packages to install before the environment is committed (empty: none), as
+        /// `environment/install` takes them.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        pub packages: Vec<String> = packages(false),
+        /// Where to look for them.
+        #[serde(flatten)]
+        pub source: PackageSource = Source,
+        /// The token `$/progress` notifications name.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub work_done_token: Option<ProgressToken> = WorkDoneToken,
+    }
+    derived {
+        /// The version, parsed.
+        #[serde(skip)]
+        pub version_request: VersionRequest =
+            python_version.as_deref().and_then(|text| text.parse().ok()),
     }
 }
 
-/// `environment/get` params: an id of 1–[`MAX_ID_LENGTH`] characters.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IdParams {
-    /// The environment's id.
-    pub id: String,
+fn check_python_version(text: &str) -> Result<(), (&'static str, String)> {
+    match text.parse::<VersionRequest>() {
+        Err(message) if !text.is_empty() => Err(("format", message)),
+        _ => Ok(()),
+    }
+}
+
+crate::params! {
+    /// `environment/get` params: an id of 1–[`MAX_ID_LENGTH`] characters.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+    pub struct IdParams {
+        /// The environment's id.
+        pub id: String = string(1, Some(MAX_ID_LENGTH)),
+    }
 }
 
 /// Longest id `environment/get` accepts.
 pub const MAX_ID_LENGTH: usize = 128;
 
-impl Params for IdParams {
-    fn from_params(params: Option<&Value>) -> Result<Self, Vec<Violation>> {
-        let mut reader = ParamReader::new(params, false);
-        let id = reader.string("id", 1, Some(MAX_ID_LENGTH));
-        reader.finish(|| Some(IdParams { id: id? }))
-    }
-}
-
-/// `environment/delete` params: an id that is any string (the methods document gives delete no
-/// length rule), so an id that names nothing, whatever its length, is `-31001`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeleteParams {
-    /// The environment's id.
-    pub id: String,
-}
-
-impl Params for DeleteParams {
-    fn from_params(params: Option<&Value>) -> Result<Self, Vec<Violation>> {
-        let mut reader = ParamReader::new(params, false);
-        let id = reader.string("id", 0, None);
-        reader.finish(|| Some(DeleteParams { id: id? }))
+crate::params! {
+    /// `environment/delete` params: an id that is any string (the methods document gives delete
+    /// no length rule), so an id that names nothing, whatever its length, is `-31001`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+    pub struct DeleteParams {
+        /// The environment's id.
+        pub id: String = string(0, None),
     }
 }
 
 /// Longest `timeout_ms` an `environment/execute` accepts: 24 hours.
 pub const MAX_TIMEOUT_MS: u64 = 86_400_000;
 
-/// `environment/execute` params.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExecuteParams {
-    /// The environment's id.
-    pub id: String,
-    /// The command and its arguments; never empty.
-    pub argv: Vec<String>,
-    /// The working directory; `None` means the environment's root.
-    pub cwd: Option<String>,
-    /// Variables set on top of the environment's activation.
-    pub env: BTreeMap<String, String>,
-    /// Written to the child's stdin, which is then closed; `None`: stdin is the null device.
-    pub stdin: Option<String>,
-    /// Milliseconds, 1–[`MAX_TIMEOUT_MS`], after which the command is killed.
-    pub timeout_ms: Option<u64>,
-    /// The most bytes each stream takes in the result, encoded as a JSON string (at least 1);
-    /// `None`: the server's default.
-    pub max_output_bytes: Option<u64>,
-    /// Whether output is also sent, as it arrives, in `environment/output` notifications.
-    pub stream: bool,
-    /// Resource limits for the child.
-    pub limits: ExecuteLimits,
-    /// Whether the command runs sandboxed; `None`: the server's default (false, or true under
-    /// `wsp serve --sandbox`). An explicit `false` runs it unsandboxed under either.
-    pub sandbox: Option<bool>,
+crate::params! {
+    /// `environment/execute` params.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+    pub struct ExecuteParams {
+        /// The environment's id.
+        pub id: String = string(1, None),
+        /// The command and its arguments; never empty.
+        pub argv: Vec<String> = string_array(1),
+        /// The working directory; `None` means the environment's root.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub cwd: Option<String> = optional_string(1, None).pattern("^/").check(check_cwd),
+        /// Variables set on top of the environment's activation.
+        #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+        pub env: BTreeMap<String, String> = EnvVars,
+        /// Written to the child's stdin, which is then closed; `None`: stdin is the null device.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub stdin: Option<String> = optional_string(0, None),
+        /// Milliseconds, 1–[`MAX_TIMEOUT_MS`], after which the command is killed.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub timeout_ms: Option<u64> = optional_integer(1, MAX_TIMEOUT_MS),
+        /// The most bytes each stream takes in the result, encoded as a JSON string (at least
+        /// 1); `None`: the server's default.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub max_output_bytes: Option<u64> = optional_integer(1, u64::MAX),
+        /// Whether output is also sent, as it arrives, in `environment/output` notifications.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        pub stream: bool = bool_or_false(),
+        /// Resource limits for the child.
+        #[serde(skip_serializing_if = "ExecuteLimits::is_unset")]
+        pub limits: ExecuteLimits = Limits,
+        /// Whether the command runs sandboxed; `None`: the server's default (false, or true
+        /// under `wsp serve --sandbox`). An explicit `false` runs it unsandboxed under either.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub sandbox: Option<bool> = optional_bool(),
+    }
+}
+
+fn check_cwd(cwd: &str) -> Result<(), (&'static str, String)> {
+    if cwd.starts_with('/') {
+        Ok(())
+    } else {
+        let message = format!("`cwd` must be an absolute path, got {cwd:?}");
+        Err(("absolute", message))
+    }
+}
+
+/// The rule of `environment/execute`'s `env`: an optional object of strings, each name
+/// non-empty without `=` or NUL, each value without NUL.
+#[derive(Debug, Clone, Copy)]
+pub struct EnvVars;
+
+impl Field for EnvVars {
+    type Value = BTreeMap<String, String>;
+
+    fn describe(&self, name: &'static str, schema: &mut ObjectSchema) {
+        let env = json!({
+            "type": ["object", "null"],
+            "additionalProperties": {"type": "string", "pattern": "^[^\u{0}]*$"},
+            "propertyNames": {"minLength": 1, "pattern": "^[^=\u{0}]*$"},
+        });
+        schema.property(name, false, env);
+    }
+
+    fn read(&self, reader: &mut ParamReader<'_>, name: &'static str) -> Option<Self::Value> {
+        let env = reader.optional_string_map(name).unwrap_or_default();
+        for (key, value) in &env {
+            if let Err(message) = check_env_key(key) {
+                reader.violate(&format!("{name}.{key}"), "env_key", message);
+            }
+            if let Err(message) = check_env_value(key, value) {
+                reader.violate(&format!("{name}.{key}"), "env_value", message);
+            }
+        }
+        Some(env.into_iter().collect())
+    }
 }
 
 /// `environment/execute`'s `limits`: each one, when set, is at least 1; the first, second and
 /// last become the child's soft and hard rlimits.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct ExecuteLimits {
     /// Address space, in bytes (`RLIMIT_AS`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_bytes: Option<u64>,
     /// CPU time, in seconds (`RLIMIT_CPU`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_seconds: Option<u64>,
     /// Tasks of the command: `pids.max` of a cgroup of its own, or where there is none,
     /// `RLIMIT_NPROC` (which counts the user's processes); see `initialize`'s `process_limit`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub processes: Option<u64>,
     /// Open file descriptors (`RLIMIT_NOFILE`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub open_files: Option<u64>,
 }
 
@@ -189,25 +211,45 @@ impl ExecuteLimits {
     pub const FIELDS: [&'static str; 4] =
         ["memory_bytes", "cpu_seconds", "processes", "open_files"];
 
-    /// Reads `limits`; violations come in [`Self::FIELDS`] order, then unknown fields sorted
-    /// by name, whatever order the object had.
-    fn read(reader: &mut ParamReader<'_>) -> Self {
-        let limit = json!({"type": ["integer", "null"], "minimum": 1, "maximum": u64::MAX});
-        let properties: serde_json::Map<String, Value> = Self::FIELDS
+    /// Whether no limit is set.
+    pub fn is_unset(&self) -> bool {
+        *self == ExecuteLimits::default()
+    }
+}
+
+/// The rule of `environment/execute`'s `limits`: an optional object of the
+/// [`ExecuteLimits::FIELDS`], each an integer of at least 1 (or `null`), and nothing else.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits;
+
+impl Limits {
+    fn limit_schema() -> Value {
+        json!({"type": ["integer", "null"], "minimum": 1, "maximum": u64::MAX})
+    }
+}
+
+impl Field for Limits {
+    type Value = ExecuteLimits;
+
+    fn describe(&self, name: &'static str, schema: &mut ObjectSchema) {
+        let properties: serde_json::Map<String, Value> = ExecuteLimits::FIELDS
             .iter()
-            .map(|name| ((*name).to_owned(), limit.clone()))
+            .map(|name| ((*name).to_owned(), Self::limit_schema()))
             .collect();
-        let object = reader.optional_object("limits");
-        reader.constrain(
-            "limits",
-            json!({"properties": properties, "additionalProperties": false}),
-        );
-        let Some(object) = object else {
-            return ExecuteLimits::default();
+        let limits = json!({"type": ["object", "null"], "properties": properties,
+                            "additionalProperties": false});
+        schema.property(name, false, limits);
+    }
+
+    /// Violations come in [`ExecuteLimits::FIELDS`] order, then unknown fields sorted by name,
+    /// whatever order the object had.
+    fn read(&self, reader: &mut ParamReader<'_>, name: &'static str) -> Option<ExecuteLimits> {
+        let Some(object) = reader.optional_object(name) else {
+            return Some(ExecuteLimits::default());
         };
-        let mut read = |name: &str| {
-            let value = object.get(name).filter(|value| !value.is_null())?;
-            reader.check_integer(&format!("limits.{name}"), value, 1, u64::MAX)
+        let mut read = |limit: &str| {
+            let value = object.get(limit).filter(|value| !value.is_null())?;
+            reader.check_integer(&format!("{name}.{limit}"), value, 1, u64::MAX)
         };
         let limits = ExecuteLimits {
             memory_bytes: read("memory_bytes"),
@@ -217,70 +259,15 @@ impl ExecuteLimits {
         };
         let mut unknown: Vec<&String> = object
             .keys()
-            .filter(|key| !Self::FIELDS.contains(&key.as_str()))
+            .filter(|key| !ExecuteLimits::FIELDS.contains(&key.as_str()))
             .collect();
         unknown.sort();
         for key in unknown {
-            let known = Self::FIELDS.join(", ");
-            let message = format!("`limits.{key}` is not a limit wsp knows ({known})");
-            reader.violate(&format!("limits.{key}"), "unknown_field", message);
+            let known = ExecuteLimits::FIELDS.join(", ");
+            let message = format!("`{name}.{key}` is not a limit wsp knows ({known})");
+            reader.violate(&format!("{name}.{key}"), "unknown_field", message);
         }
-        limits
-    }
-}
-
-impl Params for ExecuteParams {
-    fn from_params(params: Option<&Value>) -> Result<Self, Vec<Violation>> {
-        let mut reader = ParamReader::new(params, false);
-        let id = reader.string("id", 1, None);
-        let argv = reader.string_array("argv", 1);
-        let cwd = reader.optional_string("cwd", 1, None);
-        reader.constrain("cwd", json!({"pattern": "^/"}));
-        if let Some(cwd) = &cwd {
-            if !cwd.starts_with('/') {
-                reader.violate(
-                    "cwd",
-                    "absolute",
-                    format!("`cwd` must be an absolute path, got {cwd:?}"),
-                );
-            }
-        }
-        let env = reader.optional_string_map("env").unwrap_or_default();
-        reader.constrain(
-            "env",
-            json!({
-                "propertyNames": {"minLength": 1, "pattern": "^[^=\u{0}]*$"},
-                "additionalProperties": {"type": "string", "pattern": "^[^\u{0}]*$"},
-            }),
-        );
-        for (key, value) in &env {
-            if let Err(message) = check_env_key(key) {
-                reader.violate(&format!("env.{key}"), "env_key", message);
-            }
-            if let Err(message) = check_env_value(key, value) {
-                reader.violate(&format!("env.{key}"), "env_value", message);
-            }
-        }
-        let stdin = reader.optional_string("stdin", 0, None);
-        let timeout_ms = reader.optional_integer("timeout_ms", 1, MAX_TIMEOUT_MS);
-        let max_output_bytes = reader.optional_integer("max_output_bytes", 1, u64::MAX);
-        let stream = reader.optional_bool("stream").unwrap_or(false);
-        let limits = ExecuteLimits::read(&mut reader);
-        let sandbox = reader.optional_bool("sandbox");
-        reader.finish(|| {
-            Some(ExecuteParams {
-                id: id?,
-                argv: argv?,
-                cwd,
-                env: env.into_iter().collect(),
-                stdin,
-                timeout_ms,
-                max_output_bytes,
-                stream,
-                limits,
-                sandbox,
-            })
-        })
+        Some(limits)
     }
 }
 

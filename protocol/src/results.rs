@@ -57,11 +57,6 @@ pub struct OutputParams {
     pub data: String,
 }
 
-impl OutputParams {
-    /// The notification's method.
-    pub const METHOD: &'static str = "environment/output";
-}
-
 /// Who the server is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ServerInfo {

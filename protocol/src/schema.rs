@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use crate::error_code::{JsonRpcCode, WspErrorCode};
 use crate::method::Method;
 use crate::validation::Params;
-use crate::Id;
+use crate::{methods, Id};
 
 /// The schemas of one bound method.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,8 +90,8 @@ fn notifications() -> Value {
         },
     });
     json!({
-        "exit": {"direction": "client-to-server", "params": crate::NoParams::schema()},
-        "$/cancelRequest": {
+        methods::EXIT: {"direction": "client-to-server", "params": crate::NoParams::schema()},
+        methods::CANCEL_REQUEST: {
             "direction": "client-to-server",
             "params": {
                 "type": "object",
@@ -99,11 +99,11 @@ fn notifications() -> Value {
                 "properties": {"id": {"type": ["string", "number"]}},
             },
         },
-        crate::results::OutputParams::METHOD: {
+        methods::OUTPUT: {
             "direction": "server-to-client",
             "params": schema_of::<crate::results::OutputParams>(),
         },
-        "$/progress": {
+        methods::PROGRESS: {
             "direction": "server-to-client",
             "params": {
                 "type": "object",

@@ -2,14 +2,13 @@
 //!
 //! [`ParamReader`] walks a params object field by field and collects a [`Violation`] for each
 //! broken rule; [`Params`] is what a method's params type implements so the server can validate
-//! it before the handler runs. Lengths count Unicode scalar values, not bytes.
+//! it before the handler runs. The rules of each field, and their JSON Schema, are
+//! [`Field`](crate::fields::Field)s. Lengths count Unicode scalar values, not bytes.
 
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
+use serde_json::{Map, Value};
 
-use serde_json::{json, Map, Value};
-
-use crate::message::Request;
+use crate::message::{Request, WideIntegers};
 
 /// One violated rule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,7 +32,9 @@ impl Violation {
     }
 }
 
-/// A method's params type: parsed from the request's `params` with every violation listed.
+/// A method's params type: parsed from the request's `params` with every violation listed, and
+/// described by a JSON Schema. [`params!`](crate::params) and [`method!`](crate::method) declare
+/// both from one list of fields and their [`Field`](crate::fields::Field) rules.
 pub trait Params: Sized + Send + 'static {
     /// Parses and validates. `None` is an absent `params` member.
     fn from_params(params: Option<&Value>) -> Result<Self, Vec<Violation>>;
@@ -45,51 +46,15 @@ pub trait Params: Sized + Send + 'static {
         Self::from_params(request.params.as_ref())
     }
 
-    /// The JSON Schema of the params, recorded from [`Params::from_params`] itself (see
-    /// [`recorded_schema`]): the rules are declared once, where they are checked.
-    fn schema() -> Value {
-        recorded_schema::<Self>()
-    }
+    /// The JSON Schema of the params.
+    fn schema() -> Value;
 }
 
-thread_local! {
-    static RECORDER: RefCell<Option<Recorder>> = const { RefCell::new(None) };
-}
-
-/// What a [`ParamReader`] in recording mode has seen.
-#[derive(Debug, Default)]
-struct Recorder {
-    takes_none: bool,
-    properties: Map<String, Value>,
-    required: Vec<String>,
-}
-
-impl Recorder {
-    fn into_schema(self) -> Value {
-        if self.takes_none && self.properties.is_empty() {
-            return json!({"type": ["object", "array", "null"], "maxItems": 0});
-        }
-        // A required field makes absent or null params invalid as a whole.
-        let kind = if self.required.is_empty() {
-            json!(["object", "null"])
-        } else {
-            json!("object")
-        };
-        json!({"type": kind, "properties": self.properties, "required": self.required})
-    }
-}
-
-/// The JSON Schema of `P`'s params, recorded by running [`Params::from_params`] with a
-/// [`ParamReader`] that notes each field's rules instead of checking a value. A rule that
-/// depends on a value goes through [`ParamReader::constrain`] next to its check, so the
-/// schema and the validator are one declaration.
-pub fn recorded_schema<P: Params>() -> Value {
-    RECORDER.with(|recorder| *recorder.borrow_mut() = Some(Recorder::default()));
-    let _ = P::from_params(None);
-    RECORDER
-        .with(|recorder| recorder.borrow_mut().take())
-        .unwrap_or_default()
-        .into_schema()
+/// The violations in one line, for an error that holds a message only (a params type's
+/// `Deserialize`).
+pub fn violations_message(violations: &[Violation]) -> String {
+    let messages: Vec<&str> = violations.iter().map(|v| v.message.as_str()).collect();
+    messages.join("; ")
 }
 
 /// Parses any `Deserialize` type as params: absent, `null` and `[]` read as `{}`, and a serde
@@ -111,25 +76,18 @@ pub struct ParamReader<'a> {
     object: Option<&'a Map<String, Value>>,
     shape_ok: bool,
     violations: Vec<Violation>,
-    recording: bool,
+    wide_integers: Option<&'a WideIntegers>,
 }
 
 impl<'a> ParamReader<'a> {
     /// Checks the params' shape. Absent, `null` and `{}` mean "no params"; `[]` does too when
     /// the method takes none; any other shape is a violation.
     pub fn new(params: Option<&'a Value>, takes_none: bool) -> Self {
-        let recording = RECORDER.with(|recorder| match recorder.borrow_mut().as_mut() {
-            Some(recorder) => {
-                recorder.takes_none = takes_none;
-                true
-            }
-            None => false,
-        });
         let mut reader = ParamReader {
             object: None,
             shape_ok: true,
             violations: Vec::new(),
-            recording,
+            wide_integers: None,
         };
         match params {
             None | Some(Value::Null) => {}
@@ -152,46 +110,19 @@ impl<'a> ParamReader<'a> {
         reader
     }
 
+    /// This reader, reading `wide` for the exact text of top-level integers beyond 64 bits.
+    pub fn with_wide_integers(mut self, wide: &'a WideIntegers) -> Self {
+        self.wide_integers = Some(wide);
+        self
+    }
+
+    /// The exact text of top-level field `name`, an integer a `Value` holds only as a double.
+    pub fn wide_integer(&self, name: &str) -> Option<&'a str> {
+        self.wide_integers.and_then(|wide| wide.get(name))
+    }
+
     fn field(&self, name: &str) -> Option<&'a Value> {
         self.object.and_then(|map| map.get(name))
-    }
-
-    /// In recording mode, notes `name`'s schema and returns `true` (the caller then reads
-    /// nothing).
-    fn record(&self, name: &str, required: bool, schema: impl FnOnce() -> Value) -> bool {
-        if !self.recording {
-            return false;
-        }
-        RECORDER.with(|recorder| {
-            if let Some(recorder) = recorder.borrow_mut().as_mut() {
-                recorder.properties.insert(name.to_owned(), schema());
-                if required {
-                    recorder.required.push(name.to_owned());
-                }
-            }
-        });
-        true
-    }
-
-    /// Adds the JSON Schema keywords of a rule the caller checks itself (a pattern, the shape
-    /// of a nested object) to `name`'s schema. Does nothing outside recording mode.
-    pub fn constrain(&mut self, name: &str, keywords: Value) {
-        if !self.recording {
-            return;
-        }
-        RECORDER.with(|recorder| {
-            let mut recorder = recorder.borrow_mut();
-            let Some(schema) = recorder
-                .as_mut()
-                .and_then(|recorder| recorder.properties.get_mut(name))
-                .and_then(Value::as_object_mut)
-            else {
-                return;
-            };
-            if let Value::Object(keywords) = keywords {
-                schema.extend(keywords);
-            }
-        });
     }
 
     /// Adds a violation found by the caller.
@@ -201,9 +132,6 @@ impl<'a> ParamReader<'a> {
 
     /// A required string of `min..=max` characters.
     pub fn string(&mut self, name: &str, min: usize, max: Option<usize>) -> Option<String> {
-        if self.record(name, true, || string_schema(json!("string"), min, max)) {
-            return None;
-        }
         if !self.shape_ok {
             return None;
         }
@@ -223,11 +151,6 @@ impl<'a> ParamReader<'a> {
         min: usize,
         max: Option<usize>,
     ) -> Option<String> {
-        if self.record(name, false, || {
-            string_schema(json!(["string", "null"]), min, max)
-        }) {
-            return None;
-        }
         match self.field(name) {
             None | Some(Value::Null) => None,
             Some(value) => self.check_string(name, value, min, max),
@@ -271,13 +194,6 @@ impl<'a> ParamReader<'a> {
 
     /// A required array of strings (at least `min` items).
     pub fn string_array(&mut self, name: &str, min: usize) -> Option<Vec<String>> {
-        if self.record(
-            name,
-            true,
-            || json!({"type": "array", "items": {"type": "string"}, "minItems": min}),
-        ) {
-            return None;
-        }
         if !self.shape_ok {
             return None;
         }
@@ -324,15 +240,8 @@ impl<'a> ParamReader<'a> {
     }
 
     /// The raw value of an optional field, unchecked (absent or `null` is `None`), for a field
-    /// whose rules the caller checks itself; in recording mode, `schema` is its schema.
-    pub fn optional_value(
-        &mut self,
-        name: &str,
-        schema: impl FnOnce() -> Value,
-    ) -> Option<&'a Value> {
-        if self.record(name, false, schema) {
-            return None;
-        }
+    /// whose rules the caller checks itself.
+    pub fn optional_value(&self, name: &str) -> Option<&'a Value> {
         self.field(name).filter(|value| !value.is_null())
     }
 
@@ -344,18 +253,6 @@ impl<'a> ParamReader<'a> {
         required: bool,
         rules: StringArrayRules,
     ) -> Option<Vec<String>> {
-        if self.record(name, required, || {
-            let kind = if required {
-                json!("array")
-            } else {
-                json!(["array", "null"])
-            };
-            let item = string_schema(json!("string"), rules.min_length, Some(rules.max_length));
-            json!({"type": kind, "items": item, "minItems": rules.min_items,
-                   "maxItems": rules.max_items})
-        }) {
-            return None;
-        }
         if !self.shape_ok {
             return None;
         }
@@ -408,13 +305,6 @@ impl<'a> ParamReader<'a> {
 
     /// An optional object whose values are all strings (absent or `null` is `None`).
     pub fn optional_string_map(&mut self, name: &str) -> Option<Vec<(String, String)>> {
-        if self.record(
-            name,
-            false,
-            || json!({"type": ["object", "null"], "additionalProperties": {"type": "string"}}),
-        ) {
-            return None;
-        }
         let map = match self.field(name) {
             None | Some(Value::Null) => return None,
             Some(Value::Object(map)) => map,
@@ -446,9 +336,6 @@ impl<'a> ParamReader<'a> {
 
     /// An optional boolean (absent or `null` is `None`).
     pub fn optional_bool(&mut self, name: &str) -> Option<bool> {
-        if self.record(name, false, || json!({"type": ["boolean", "null"]})) {
-            return None;
-        }
         match self.field(name) {
             None | Some(Value::Null) => None,
             Some(Value::Bool(b)) => Some(*b),
@@ -465,13 +352,6 @@ impl<'a> ParamReader<'a> {
 
     /// An optional integer in `min..=max` (absent or `null` is `None`).
     pub fn optional_integer(&mut self, name: &str, min: u64, max: u64) -> Option<u64> {
-        if self.record(
-            name,
-            false,
-            || json!({"type": ["integer", "null"], "minimum": min, "maximum": max}),
-        ) {
-            return None;
-        }
         match self.field(name) {
             None | Some(Value::Null) => None,
             Some(value) => self.check_integer(name, value, min, max),
@@ -512,9 +392,6 @@ impl<'a> ParamReader<'a> {
 
     /// An optional object (absent or `null` is `None`), for the caller to read field by field.
     pub fn optional_object(&mut self, name: &str) -> Option<&'a Map<String, Value>> {
-        if self.record(name, false, || json!({"type": ["object", "null"]})) {
-            return None;
-        }
         match self.field(name) {
             None | Some(Value::Null) => None,
             Some(Value::Object(map)) => Some(map),
@@ -538,14 +415,6 @@ impl<'a> ParamReader<'a> {
     }
 }
 
-fn string_schema(kind: Value, min: usize, max: Option<usize>) -> Value {
-    let mut schema = json!({"type": kind, "minLength": min});
-    if let (Some(max), Value::Object(map)) = (max, &mut schema) {
-        map.insert("maxLength".into(), max.into());
-    }
-    schema
-}
-
 /// Rules of [`ParamReader::bounded_string_array`]: how many items, how many characters each,
 /// and what else each must be.
 #[derive(Debug, Clone, Copy)]
@@ -561,6 +430,8 @@ pub struct StringArrayRules {
     /// A further check of each item of the right length: `Err` holds what the item must be
     /// (`must not start with -`), a `format` violation.
     pub format: Option<ItemCheck>,
+    /// The JSON Schema `pattern` that says what `format` checks.
+    pub pattern: Option<&'static str>,
 }
 
 /// A check of one item of a string array: `Err` says what the item must be.

@@ -168,7 +168,7 @@ fn output_notifications_have_the_documented_shape() {
         stream: OutputStream::Stderr,
         data: "é".into(),
     };
-    assert_eq!(OutputParams::METHOD, "environment/output");
+    assert_eq!(wsp_protocol::methods::OUTPUT, "environment/output");
     assert_eq!(
         serde_json::to_value(&params).unwrap(),
         json!({"request_id": 7, "stream": "stderr", "data": "é"})

@@ -110,7 +110,7 @@ struct Streamed {
 
 impl Streamed {
     fn show(&mut self, notification: &ServerNotification) {
-        if notification.method != OutputParams::METHOD || self.failed.is_some() {
+        if notification.method != methods::OUTPUT || self.failed.is_some() {
             return;
         }
         let Ok(output) = serde_json::from_value::<OutputParams>(notification.params.clone()) else {
