@@ -83,10 +83,7 @@ fn connect(server: wsp_server::Server) -> (Client, tokio::task::JoinHandle<i32>)
 #[tokio::test]
 async fn a_custom_method_is_listed_and_callable() {
     let server = server();
-    assert!(server
-        .capabilities()
-        .methods
-        .contains(&"custom/echo".to_owned()));
+    assert!(server.methods().contains(&"custom/echo".to_owned()));
     let (mut client, _running) = connect(server);
     let init = client
         .call(

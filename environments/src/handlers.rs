@@ -167,13 +167,17 @@ impl Environments {
             let options = RunOptions {
                 stdin: params.stdin.map(Into::into),
                 timeout: params.timeout_ms.map(std::time::Duration::from_millis),
-                max_output_bytes: params.max_output_bytes,
+                max_output_bytes: Some(
+                    params
+                        .max_output_bytes
+                        .unwrap_or(self.inner.execute_defaults.max_output_bytes),
+                ),
                 output: output.filter(|_| params.stream),
                 limits: params.limits,
                 containment: None,
                 sandbox: params
                     .sandbox
-                    .unwrap_or_else(wsp_backend::execute::sandbox_by_default)
+                    .unwrap_or(self.inner.execute_defaults.sandbox)
                     .then(|| {
                         wsp_backend::execute::SandboxPolicy::offline(
                             record.root.clone(),

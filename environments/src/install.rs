@@ -162,7 +162,7 @@ impl Environments {
     /// environment has run sandboxed code, whose files it may have planted (see
     /// `wsp_backend::install::install_sandbox`).
     fn confines_installs(&self, id: &str) -> bool {
-        wsp_backend::execute::sandbox_by_default() || self.inner.store.was_sandboxed(id)
+        self.inner.execute_defaults.sandbox || self.inner.store.was_sandboxed(id)
     }
 
     /// The request's package source over the server's defaults: its `find_links` after the

@@ -10,19 +10,20 @@ use super::{describe_status, Client, ClientError, ProcessClient, ServerNotificat
 use crate::{Server, ServerBuilder};
 
 fn notifying_server() -> Server {
-    let builder = ServerBuilder::new();
-    let notifier = builder.notifier();
-    builder
-        .route(
-            "test/notify",
-            tower::service_fn(move |_: NoParams| {
-                let notifier = notifier.clone();
-                async move {
-                    notifier.notify("test/note", &json!({"n": 1})).await;
-                    Ok::<_, ErrorObjectOwned>(json!("done"))
-                }
-            }),
-        )
+    ServerBuilder::new()
+        .with_notifier(|router, notifier| {
+            let notifier = notifier.clone();
+            router.route(
+                "test/notify",
+                tower::service_fn(move |_: NoParams| {
+                    let notifier = notifier.clone();
+                    async move {
+                        notifier.notify("test/note", &json!({"n": 1})).await;
+                        Ok::<_, ErrorObjectOwned>(json!("done"))
+                    }
+                }),
+            )
+        })
         .build()
 }
 
