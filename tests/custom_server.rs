@@ -166,7 +166,9 @@ async fn facts_a_tool_author_sets_are_kept_over_the_framework_and_its_groups() {
             router
         }
         fn facts(&self, facts: &mut wsp_server::Facts) {
-            facts.set("backend", "group's").add_features(["group.feature"]);
+            facts
+                .set("backend", "group's")
+                .add_features(["group.feature"]);
         }
     }
     let server = ServerBuilder::new()
@@ -184,7 +186,11 @@ async fn facts_a_tool_author_sets_are_kept_over_the_framework_and_its_groups() {
         .await;
     assert_eq!(init["result"]["backend"], "author's", "{init}");
     assert_eq!(init["result"]["x_tool"]["answer"], 42, "{init}");
-    assert_eq!(init["result"]["features"], json!(["group.feature"]), "{init}");
+    assert_eq!(
+        init["result"]["features"],
+        json!(["group.feature"]),
+        "{init}"
+    );
     assert_eq!(init["result"]["server_info"]["name"], "wsp", "{init}");
 }
 

@@ -24,7 +24,10 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Peer<R, W> {
     }
 
     async fn send(&mut self, message: Value) {
-        self.to_server.send(message.to_string()).await.expect("send");
+        self.to_server
+            .send(message.to_string())
+            .await
+            .expect("send");
     }
 
     async fn call(&mut self, id: i64, method: &str, params: Value) -> Value {
@@ -46,8 +49,15 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Peer<R, W> {
 
 fn example() -> PathBuf {
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_wsp"));
-    let path = bin.parent().expect("target dir").join("examples/two_connections");
-    assert!(path.is_file(), "{} is built by `cargo test`", path.display());
+    let path = bin
+        .parent()
+        .expect("target dir")
+        .join("examples/two_connections");
+    assert!(
+        path.is_file(),
+        "{} is built by `cargo test`",
+        path.display()
+    );
     path
 }
 
@@ -69,7 +79,9 @@ async fn one_server_serves_stdio_and_a_unix_socket_each_with_its_own_lifecycle()
     );
     // The socket is bound before stdio is read: once stdio answers, it takes connections.
     let on_stdio = stdio.initialize().await;
-    let stream = tokio::net::UnixStream::connect(&socket).await.expect("connect");
+    let stream = tokio::net::UnixStream::connect(&socket)
+        .await
+        .expect("connect");
     let (read, write) = stream.into_split();
     let mut unix = Peer::new(read, write);
     let on_socket = unix.initialize().await;
@@ -77,11 +89,18 @@ async fn one_server_serves_stdio_and_a_unix_socket_each_with_its_own_lifecycle()
     assert_eq!(on_socket["result"]["backend"], "venv");
 
     let created = unix
-        .call(2, "environment/create", json!({"name": "shared", "python_version": "3.12"}))
+        .call(
+            2,
+            "environment/create",
+            json!({"name": "shared", "python_version": "3.12"}),
+        )
         .await;
-    let id = created["result"]["id"].as_str().expect("created").to_owned();
+    let id = created["result"]["id"]
+        .as_str()
+        .expect("created")
+        .to_owned();
     let listed = stdio.call(2, "environment/list", json!({})).await;
-    let ids: Vec<&str> = listed["result"]["environments"]
+    let ids: Vec<&str> = listed["result"]
         .as_array()
         .expect("a list")
         .iter()
@@ -90,22 +109,32 @@ async fn one_server_serves_stdio_and_a_unix_socket_each_with_its_own_lifecycle()
     assert_eq!(ids, [id.as_str()], "{listed}");
 
     // shutdown on the socket ends only that session's requests.
-    assert_eq!(unix.call(3, "shutdown", Value::Null).await["result"], Value::Null);
+    assert_eq!(
+        unix.call(3, "shutdown", Value::Null).await["result"],
+        Value::Null
+    );
     let refused = unix.call(4, "environment/list", json!({})).await;
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
     let still = stdio.call(3, "environment/get", json!({"id": id})).await;
     assert_eq!(still["result"]["id"], id.as_str(), "{still}");
 
     // And shutdown on stdio leaves a new socket connection unaffected.
-    assert_eq!(stdio.call(4, "shutdown", Value::Null).await["result"], Value::Null);
-    let stream = tokio::net::UnixStream::connect(&socket).await.expect("connect again");
+    assert_eq!(
+        stdio.call(4, "shutdown", Value::Null).await["result"],
+        Value::Null
+    );
+    let stream = tokio::net::UnixStream::connect(&socket)
+        .await
+        .expect("connect again");
     let (read, write) = stream.into_split();
     let mut fresh = Peer::new(read, write);
     fresh.initialize().await;
     let listed = fresh.call(2, "environment/list", json!({})).await;
-    assert_eq!(listed["result"]["environments"][0]["id"], id.as_str(), "{listed}");
+    assert_eq!(listed["result"][0]["id"], id.as_str(), "{listed}");
 
-    stdio.send(json!({"jsonrpc": "2.0", "method": "exit"})).await;
+    stdio
+        .send(json!({"jsonrpc": "2.0", "method": "exit"}))
+        .await;
     let status = child.wait().await.expect("the example ends");
     assert_eq!(status.code(), Some(0));
     assert!(!socket.exists(), "the socket file is removed");

@@ -32,8 +32,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tower::{Layer, Service};
 use wsp_middleware::{standard_stack, BoxSession, ExitStatus, LayerPosition, Notify, StackConfig};
 use wsp_protocol::method::Method;
-use wsp_protocol::schema::MethodSchema;
 use wsp_protocol::results::ServerInfo;
+use wsp_protocol::schema::MethodSchema;
 use wsp_protocol::{ErrorObjectOwned, Notification, Params, Request, Response};
 
 use crate::codec::DEFAULT_MAX_FRAME_BYTES;
@@ -373,7 +373,10 @@ impl Server {
             Ok(runtime) => runtime,
             Err(error) => {
                 tracing::error!(%error, "cannot start the async runtime");
-                eprintln!("{}: cannot start the async runtime: {error}", self.shared.facts_name());
+                eprintln!(
+                    "{}: cannot start the async runtime: {error}",
+                    self.shared.facts_name()
+                );
                 return 2;
             }
         };

@@ -99,7 +99,10 @@ impl Facts {
 
 impl Serialize for Facts {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let sent = self.entries.iter().filter_map(|(k, v)| Some((k, v.as_ref()?)));
+        let sent = self
+            .entries
+            .iter()
+            .filter_map(|(k, v)| Some((k, v.as_ref()?)));
         let mut map = serializer.serialize_map(None)?;
         for (key, value) in sent {
             map.serialize_entry(key, value)?;
@@ -198,7 +201,8 @@ pub(crate) fn bind_lifecycle_methods(
 ) -> (Router, Facts) {
     let bound = listed.methods();
     let is_free = |method: &str| !bound.iter().any(|m| m == method);
-    let (bind_initialize, bind_shutdown) = (is_free(methods::INITIALIZE), is_free(methods::SHUTDOWN));
+    let (bind_initialize, bind_shutdown) =
+        (is_free(methods::INITIALIZE), is_free(methods::SHUTDOWN));
     // Bound only to list the methods and compute the schema document: the same types as the
     // real handlers below, so the fingerprint describes what runs.
     let placeholder = |_: InitializeParams| async {

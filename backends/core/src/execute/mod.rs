@@ -80,15 +80,9 @@ pub use contain::{
     containment_mode, kill_all_live, process_limit, ContainmentMode, ProcessLimit,
     TEST_CONTAINMENT_VAR,
 };
-pub use options::{
-    OutputChunk, OutputSink, RunOptions,
-    DEFAULT_MAX_OUTPUT_BYTES,
-};
+pub use options::{OutputChunk, OutputSink, RunOptions, DEFAULT_MAX_OUTPUT_BYTES};
 pub use request::{resolve_cwd, WorkingDir};
-pub use sandbox::{
-    sandbox_availability, SandboxNetwork,
-    SandboxPolicy, TEST_UNAVAILABLE_VAR,
-};
+pub use sandbox::{sandbox_availability, SandboxNetwork, SandboxPolicy, TEST_UNAVAILABLE_VAR};
 pub use stack::{
     current_stack, parse_stack, stack_value, ENVIRONMENT_ID_VAR, ENVIRONMENT_STACK_VAR,
 };
