@@ -35,7 +35,6 @@ pub fn venv_options(config: &ServeConfig, store: &Store) -> wsp_backend_venv::Ve
 pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, StartError> {
     let name = config.backend.name();
     let inventory = inventory(config, &store);
-    wsp_backend::execute::set_sandbox_by_default(config.sandbox);
     if config.sandbox {
         // Probed here, once, so that the warning comes at startup.
         if let Err(reason) = wsp_backend::execute::sandbox_availability() {
@@ -80,7 +79,15 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
             })
         }
     };
-    Ok(environments.with_install_defaults(config.install_source.clone()))
+    let execute_defaults = wsp_environments::ExecuteDefaults {
+        sandbox: config.sandbox,
+        max_output_bytes: config
+            .max_output_bytes
+            .unwrap_or(wsp_backend::execute::DEFAULT_MAX_OUTPUT_BYTES),
+    };
+    Ok(environments
+        .with_install_defaults(config.install_source.clone())
+        .with_execute_defaults(execute_defaults))
 }
 
 /// The uv that installs missing Pythons under `--python-downloads`, if one is found (otherwise

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use wsp_backend::store::Store;
 
 use crate::config::ServeConfig;
-use wsp_server::{ServerBuilder, ServerFacts};
+use wsp_server::ServerBuilder;
 
 /// Why the reference server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -52,64 +52,29 @@ pub fn reference_server(config: &ServeConfig) -> Result<wsp_server::Server, Star
         path: dir.clone(),
         source,
     })?;
-    if let Some(max) = config.max_output_bytes {
-        wsp_backend::execute::set_default_max_output_bytes(max);
-    }
     // Found once per process, at start: in cgroup mode this makes the server's cgroup subtree,
     // killing and removing what dead servers left.
     let containment = wsp_backend::execute::containment_mode();
     tracing::debug!(mode = containment.as_str(), "containment");
     let environments = crate::backends::environments(config, store)?;
-    let facts = ServerFacts {
-        wsp_home: dir.display().to_string(),
-        session_durability: "durable".to_owned(),
-        backend: config.backend.name().to_owned(),
-        features: wsp_environments::Environments::features(true),
-        // Probed once per process: whether the shared runner can enforce `sandbox: true` here.
-        sandbox_unavailable_reason: wsp_backend::execute::sandbox_availability()
-            .err()
-            .map(str::to_owned),
-        process_limit: Some(wsp_backend::execute::process_limit().as_str().to_owned()),
-        ..ServerFacts::default()
-    };
-    let builder = ServerBuilder::new();
-    Ok(builder
-        .facts(facts)
+    Ok(ServerBuilder::new()
         .max_frame_bytes(config.max_frame_bytes)
         .drain_timeout(config.drain_timeout)
         .concurrency_limit(config.concurrency_limit)
         .max_queued_bytes(config.max_queued_bytes)
-        .with_router(|router| environments.bind(router))
+        .group(environments)
         .build())
 }
 
 /// Runs the reference server on stdin/stdout; returns the process exit status.
 pub fn run_reference_server(config: ServeConfig) -> i32 {
     crate::logging::init(config.log_format);
-    let server = match reference_server(&config) {
-        Ok(server) => server,
+    match reference_server(&config) {
+        Ok(server) => server.run_stdio(),
         Err(e) => {
             tracing::error!("{e}");
             eprintln!("wsp: {e}");
-            return 2;
+            2
         }
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("wsp: cannot start the async runtime: {e}");
-            return 2;
-        }
-    };
-    let status = runtime.block_on(server.serve_stdio());
-    // Whatever an execute started and the drain did not end (nothing should be left) ends here:
-    // `process::exit` runs no destructors.
-    wsp_backend::execute::kill_all_live();
-    // A stdin that is not a pipe is read on the blocking pool, whose thread may still be
-    // blocked in read(2); don't wait for it.
-    runtime.shutdown_background();
-    status
+    }
 }

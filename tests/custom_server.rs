@@ -83,10 +83,7 @@ fn connect(server: wsp_server::Server) -> (Client, tokio::task::JoinHandle<i32>)
 #[tokio::test]
 async fn a_custom_method_is_listed_and_callable() {
     let server = server();
-    assert!(server
-        .capabilities()
-        .methods
-        .contains(&"custom/echo".to_owned()));
+    assert!(server.methods().contains(&"custom/echo".to_owned()));
     let (mut client, _running) = connect(server);
     let init = client
         .call(
@@ -159,4 +156,61 @@ async fn eof_drain_cancels_what_outlives_the_deadline_and_returns_0() {
         None => {}
         other => panic!("{other:?}"),
     }
+}
+
+#[tokio::test]
+async fn facts_a_tool_author_sets_are_kept_over_the_framework_and_its_groups() {
+    struct Group;
+    impl wsp_server::MethodGroup for Group {
+        fn bind(&self, router: wsp_server::Router) -> wsp_server::Router {
+            router
+        }
+        fn facts(&self, facts: &mut wsp_server::Facts) {
+            facts
+                .set("backend", "group's")
+                .add_features(["group.feature"]);
+        }
+    }
+    let server = ServerBuilder::new()
+        .group(Group)
+        .fact("backend", "author's")
+        .fact("x_tool", json!({"answer": 42}))
+        .build();
+    let (mut client, _running) = connect(server);
+    let init = client
+        .call(
+            1,
+            "initialize",
+            json!({"client_name": "t", "client_protocol_version": "0.1.0"}),
+        )
+        .await;
+    assert_eq!(init["result"]["backend"], "author's", "{init}");
+    assert_eq!(init["result"]["x_tool"]["answer"], 42, "{init}");
+    assert_eq!(
+        init["result"]["features"],
+        json!(["group.feature"]),
+        "{init}"
+    );
+    assert_eq!(init["result"]["server_info"]["name"], "wsp", "{init}");
+}
+
+#[tokio::test]
+async fn an_initialize_the_tool_author_binds_is_the_one_answered() {
+    let server = ServerBuilder::new()
+        .route(
+            "initialize",
+            tower::service_fn(|_: wsp_protocol::InitializeParams| async move {
+                Ok::<_, ErrorObjectOwned>(json!({"mine": true}))
+            }),
+        )
+        .build();
+    let (mut client, _running) = connect(server);
+    let init = client
+        .call(
+            1,
+            "initialize",
+            json!({"client_name": "t", "client_protocol_version": "0.1.0"}),
+        )
+        .await;
+    assert_eq!(init["result"], json!({"mine": true}), "{init}");
 }

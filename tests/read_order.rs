@@ -144,7 +144,7 @@ async fn a_get_read_before_a_delete_finishes_before_the_delete_removes_the_envir
     );
     let environments = Environments::new(store, "venv", backend);
     let server = ServerBuilder::new()
-        .with_router(|router| environments.bind(router))
+        .group(environments)
         .layer(TowerLayer::new(HoldUntilNext::new(methods::GET)))
         .build();
     let mut client = Client::initialized(server).await;

@@ -23,14 +23,8 @@ fn reference_document() -> (Value, Vec<String>) {
         Default::default(),
     );
     let environments = Environments::new(store, "venv", backend);
-    let builder = ServerBuilder::new();
-    let server = builder
-        .with_router(|router| environments.bind(router))
-        .build();
-    (
-        server.schema_document(),
-        server.capabilities().methods.clone(),
-    )
+    let server = ServerBuilder::new().group(environments).build();
+    (server.schema_document(), server.methods().to_vec())
 }
 
 /// `initialize`'s answer from the real `wsp serve`.

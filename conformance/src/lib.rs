@@ -63,7 +63,7 @@ pub use install_order::progress_values;
 pub use wsp_server::client::Client;
 
 use wsp_environments::Environments;
-use wsp_server::{Server, ServerBuilder, ServerFacts};
+use wsp_server::{Server, ServerBuilder};
 
 /// What a backend constructor gets: the state directory of the server it will serve.
 pub struct KitContext {
@@ -224,17 +224,7 @@ impl Fixture {
     /// A server builder over [`Fixture::environments`], for checks that tune the server.
     pub fn builder_with(&self, wrap: impl FnOnce(BoxBackend) -> BoxBackend) -> ServerBuilder {
         let environments = self.environments(wrap);
-        let builder = ServerBuilder::new();
-        builder
-            .facts(ServerFacts {
-                backend: self.backend.name.clone(),
-                wsp_home: self.state_dir.display().to_string(),
-                session_durability: "durable".into(),
-                features: Environments::features(true),
-                process_limit: Some(wsp_backend::execute::process_limit().as_str().to_owned()),
-                ..ServerFacts::default()
-            })
-            .with_router(|router| environments.bind(router))
+        ServerBuilder::new().group(environments)
     }
 
     /// An initialized client of a fresh server on this fixture.

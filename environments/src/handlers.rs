@@ -158,55 +158,54 @@ impl Environments {
     /// (`wsp_protocol::results::OutputParams` with this request's id) and writes them all
     /// before the response. A full channel slows the command down; it never buffers without
     /// bound. Without `output`, `stream` changes nothing: the result carries the output.
-    pub(super) fn execute_streaming(
+    pub(super) async fn execute_streaming(
         self,
         in_use: UseToken,
         params: ExecuteParams,
         output: Option<OutputSink>,
-    ) -> impl Future<Output = Answer<ExecuteResult>> {
-        async move {
-            let _use = in_use;
-            let guard = self.acquire_use(&params.id).await?;
-            let record = guard.record();
-            let cwd = resolve_cwd(&record.root, params.cwd.as_deref()).map_err(|message| {
-                error::invalid_params(&[Violation::new("cwd", "inside_environment", message)])
-            })?;
-            let options = RunOptions {
-                stdin: params.stdin.map(Into::into),
-                timeout: params.timeout_ms.map(std::time::Duration::from_millis),
-                max_output_bytes: params.max_output_bytes,
-                output: output.filter(|_| params.stream),
-                limits: params.limits,
-                containment: None,
-                sandbox: params
-                    .sandbox
-                    .unwrap_or_else(wsp_backend::execute::sandbox_by_default)
-                    .then(|| {
-                        wsp_backend::execute::SandboxPolicy::offline(
-                            record.root.clone(),
-                            self.hidden(),
-                        )
-                    }),
-            };
-            if options.sandbox.is_some() {
-                self.inner
-                    .store
-                    .mark_sandboxed(&record.id)
-                    .await
-                    .map_err(store_error)?;
-            }
-            self.backend()
-                .call(RunRequest {
-                    root: record.root.clone(),
-                    environment_id: record.id.clone(),
-                    argv: params.argv,
-                    cwd,
-                    env: params.env,
-                    options,
-                })
+    ) -> Answer<ExecuteResult> {
+        let _use = in_use;
+        let guard = self.acquire_use(&params.id).await?;
+        let record = guard.record();
+        let cwd = resolve_cwd(&record.root, params.cwd.as_deref()).map_err(|message| {
+            error::invalid_params(&[Violation::new("cwd", "inside_environment", message)])
+        })?;
+        let options = RunOptions {
+            stdin: params.stdin.map(Into::into),
+            timeout: params.timeout_ms.map(std::time::Duration::from_millis),
+            max_output_bytes: Some(
+                params
+                    .max_output_bytes
+                    .unwrap_or(self.inner.execute_defaults.max_output_bytes),
+            ),
+            output: output.filter(|_| params.stream),
+            limits: params.limits,
+            containment: None,
+            sandbox: params
+                .sandbox
+                .unwrap_or(self.inner.execute_defaults.sandbox)
+                .then(|| {
+                    wsp_backend::execute::SandboxPolicy::offline(record.root.clone(), self.hidden())
+                }),
+        };
+        if options.sandbox.is_some() {
+            self.inner
+                .store
+                .mark_sandboxed(&record.id)
                 .await
-                .map_err(backend_error)
+                .map_err(store_error)?;
         }
+        self.backend()
+            .call(RunRequest {
+                root: record.root.clone(),
+                environment_id: record.id.clone(),
+                argv: params.argv,
+                cwd,
+                env: params.env,
+                options,
+            })
+            .await
+            .map_err(backend_error)
     }
 
     /// The read-time part of `delete`: refuses an environment this server runs in, and marks

@@ -6,7 +6,6 @@
 //! order they got their turn, across processes through the environment's install lock.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 use wsp_protocol::FailureReason;
@@ -56,75 +55,71 @@ pub(super) struct Packages<'a> {
 }
 
 impl Environments {
-    pub(super) fn install(
+    pub(super) async fn install(
         self,
         in_use: UseToken,
         params: InstallParams,
         notifier: Option<Notifier>,
-    ) -> impl Future<Output = Answer<EnvironmentDetails>> {
-        async move {
-            let _use = in_use;
-            let guard = self.acquire_use(&params.id).await?;
-            let record = guard.record().clone();
-            let progress = Progress::new(notifier, params.work_done_token.clone());
-            let count = params.packages.len();
-            let title = format!(
-                "Installing {count} package{} into {}",
-                if count == 1 { "" } else { "s" },
-                record.name
-            );
-            progress.begin(title, Some(params.packages.join(" "))).await;
-            let packages = Packages {
-                packages: params.packages,
-                source: &params.source,
-                upgrade: params.upgrade,
-            };
-            let installed = self
-                .install_into(&record.root, &record.id, packages, &progress, Span::WHOLE)
-                .await;
-            let described = match installed {
-                Ok(()) => self.describe(&record.root).await,
-                Err(e) => Err(e),
-            };
-            let end = match &described {
-                Ok(description) => format!(
-                    "Installed into {}: {}",
-                    record.name,
-                    found(description.installed_packages.len())
-                ),
-                Err(_) => "The install failed; what pip or uv installed before failing may be left (`environment/get` lists the packages)".to_owned(),
-            };
-            progress.end(end).await;
-            Ok(details(record, described?))
-        }
+    ) -> Answer<EnvironmentDetails> {
+        let _use = in_use;
+        let guard = self.acquire_use(&params.id).await?;
+        let record = guard.record().clone();
+        let progress = Progress::new(notifier, params.work_done_token.clone());
+        let count = params.packages.len();
+        let title = format!(
+            "Installing {count} package{} into {}",
+            if count == 1 { "" } else { "s" },
+            record.name
+        );
+        progress.begin(title, Some(params.packages.join(" "))).await;
+        let packages = Packages {
+            packages: params.packages,
+            source: &params.source,
+            upgrade: params.upgrade,
+        };
+        let installed = self
+            .install_into(&record.root, &record.id, packages, &progress, Span::WHOLE)
+            .await;
+        let described = match installed {
+            Ok(()) => self.describe(&record.root).await,
+            Err(e) => Err(e),
+        };
+        let end = match &described {
+            Ok(description) => format!(
+                "Installed into {}: {}",
+                record.name,
+                found(description.installed_packages.len())
+            ),
+            Err(_) => "The install failed; what pip or uv installed before failing may be left (`environment/get` lists the packages)".to_owned(),
+        };
+        progress.end(end).await;
+        Ok(details(record, described?))
     }
 
-    pub(super) fn uninstall(
+    pub(super) async fn uninstall(
         self,
         in_use: UseToken,
         params: UninstallParams,
-    ) -> impl Future<Output = Answer<EnvironmentDetails>> {
-        async move {
-            let _use = in_use;
-            let guard = self.acquire_use(&params.id).await?;
-            let record = guard.record().clone();
-            let _turn = self.inner.turns.take(&record.id).await;
-            let _lock = lock(&record.root).await?;
-            let sandbox = self.confines_installs(&record.id).then(|| {
-                wsp_backend::install::uninstall_sandbox(record.root.clone(), self.hidden())
-            });
-            self.backend()
-                .call(UninstallRequest {
-                    root: record.root.clone(),
-                    environment_id: record.id.clone(),
-                    packages: params.packages,
-                    sandbox,
-                })
-                .await
-                .map_err(backend_error)?;
-            let description = self.describe(&record.root).await?;
-            Ok(details(record, description))
-        }
+    ) -> Answer<EnvironmentDetails> {
+        let _use = in_use;
+        let guard = self.acquire_use(&params.id).await?;
+        let record = guard.record().clone();
+        let _turn = self.inner.turns.take(&record.id).await;
+        let _lock = lock(&record.root).await?;
+        let sandbox = self
+            .confines_installs(&record.id)
+            .then(|| wsp_backend::install::uninstall_sandbox(record.root.clone(), self.hidden()));
+        self.backend()
+            .call(UninstallRequest {
+                root: record.root.clone(),
+                environment_id: record.id.clone(),
+                packages: params.packages,
+                sandbox,
+            })
+            .await
+            .map_err(backend_error)?;
+        let description = self.describe(&record.root).await?;
+        Ok(details(record, description))
     }
 
     /// Installs into the environment at `root` (id `id`) on its turn, the installer's steps
@@ -163,7 +158,7 @@ impl Environments {
     /// environment has run sandboxed code, whose files it may have planted (see
     /// `wsp_backend::install::install_sandbox`).
     fn confines_installs(&self, id: &str) -> bool {
-        wsp_backend::execute::sandbox_by_default() || self.inner.store.was_sandboxed(id)
+        self.inner.execute_defaults.sandbox || self.inner.store.was_sandboxed(id)
     }
 
     /// The request's package source over the server's defaults: its `find_links` after the

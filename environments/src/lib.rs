@@ -31,6 +31,27 @@ use wsp_protocol::params::DeleteParams;
 use wsp_protocol::{methods, ExecuteParams, IdParams, InstallParams, NoParams, UninstallParams};
 
 use usage::Usage;
+use wsp_server::{Facts, MethodGroup};
+
+/// What an `environment/execute` that does not say gets (`wsp serve --max-output-bytes`,
+/// `--sandbox`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExecuteDefaults {
+    /// The most bytes each output stream takes in the result, JSON-encoded (at least 1).
+    pub max_output_bytes: u64,
+    /// Whether the command runs sandboxed; installs into the environments then run
+    /// sandboxed too.
+    pub sandbox: bool,
+}
+
+impl Default for ExecuteDefaults {
+    fn default() -> Self {
+        ExecuteDefaults {
+            max_output_bytes: wsp_backend::execute::DEFAULT_MAX_OUTPUT_BYTES,
+            sandbox: false,
+        }
+    }
+}
 
 /// The environment methods over one store and one backend.
 #[derive(Clone)]
@@ -45,6 +66,7 @@ struct Inner {
     usage: Usage,
     turns: install::Turns,
     install_defaults: InstallSource,
+    execute_defaults: ExecuteDefaults,
 }
 
 impl Environments {
@@ -68,6 +90,7 @@ impl Environments {
                 usage: Usage::default(),
                 turns: install::Turns::default(),
                 install_defaults: InstallSource::default(),
+                execute_defaults: ExecuteDefaults::default(),
             }),
         }
     }
@@ -76,6 +99,19 @@ impl Environments {
     /// before the request's own, `index_url` and `no_index` are replaced by the request's
     /// (`wsp serve --find-links`, `--index-url`, `--no-index`).
     pub fn with_install_defaults(self, defaults: InstallSource) -> Self {
+        self.rebuilt(defaults, self.inner.execute_defaults)
+    }
+
+    /// Sets what every execute gets unless its request says otherwise.
+    pub fn with_execute_defaults(self, defaults: ExecuteDefaults) -> Self {
+        let defaults = ExecuteDefaults {
+            max_output_bytes: defaults.max_output_bytes.max(1),
+            ..defaults
+        };
+        self.rebuilt(self.inner.install_defaults.clone(), defaults)
+    }
+
+    fn rebuilt(&self, install: InstallSource, execute: ExecuteDefaults) -> Self {
         let inner = &self.inner;
         Environments {
             inner: Arc::new(Inner {
@@ -84,7 +120,8 @@ impl Environments {
                 backend_name: inner.backend_name.clone(),
                 usage: inner.usage.clone(),
                 turns: install::Turns::default(),
-                install_defaults: defaults,
+                install_defaults: install,
+                execute_defaults: execute,
             }),
         }
     }
@@ -178,5 +215,40 @@ impl Environments {
 
     fn backend(&self) -> &BoxBackend {
         &self.inner.backend
+    }
+}
+
+/// The environment methods as a server's method group: they report the state directory, the backend, what the sandbox and the process
+/// limit can do here, and the features they serve; at shutdown, whatever an execute started
+/// and the drain did not end is killed.
+impl MethodGroup for Environments {
+    fn bind(&self, router: Router) -> Router {
+        self.clone().bind(router)
+    }
+
+    fn facts(&self, facts: &mut Facts) {
+        facts
+            .set("wsp_home", self.inner.store.dir().display().to_string())
+            .set("session_durability", "durable");
+        // Probed once per process: whether the shared runner can enforce `sandbox: true`.
+        match wsp_backend::execute::sandbox_availability() {
+            Ok(()) => facts
+                .set("sandbox_availability", "available")
+                .remove("sandbox_unavailable_reason"),
+            Err(reason) => facts
+                .set("sandbox_availability", "unavailable")
+                .set("sandbox_unavailable_reason", reason),
+        };
+        facts
+            .set(
+                "process_limit",
+                wsp_backend::execute::process_limit().as_str(),
+            )
+            .set("backend", &self.inner.backend_name)
+            .add_features(Environments::features(true));
+    }
+
+    fn shutdown(&self) {
+        wsp_backend::execute::kill_all_live();
     }
 }

@@ -30,7 +30,7 @@ use wsp_protocol::method::Method;
 use wsp_protocol::schema::{self, MethodSchema};
 use wsp_protocol::{error, Notification, Params, Response};
 
-use crate::call::{Call, ReadTime, Settled};
+use crate::call::{Call, Extensions, ReadTime, Settled};
 use crate::context::{Connection, Context};
 use crate::handler::{Handler, IntoHandler};
 use crate::notify::BoxResponseFuture;
@@ -136,11 +136,12 @@ impl Router {
         self
     }
 
-    /// Sends the handlers' notifications through `notifier` (the builder sets it).
-    pub fn with_notifier(mut self, notifier: Notifier) -> Self {
+    /// Serves one connection: the handlers' notifications go through `notifier`, and their
+    /// [`Context::facts`] are `facts` (the server sets both for each connection).
+    pub fn with_connection(mut self, notifier: Notifier, facts: Extensions) -> Self {
         self.connection = Arc::new(Connection {
             notifier: Some(notifier),
-            facts: Default::default(),
+            facts,
         });
         self
     }

@@ -1,48 +1,57 @@
-//! Building a WSP server: bind methods and layers, then serve any transport.
+//! Building a WSP server: bind methods, method groups and layers, then serve any number of
+//! connections of any transport.
 //!
 //! ```no_run
-//! # async fn run() {
 //! use wsp_server::ServerBuilder;
-//! let server = ServerBuilder::new().build();
-//! let status = server.serve(tokio::io::stdin(), tokio::io::stdout()).await;
+//! let status = ServerBuilder::new().build().run_stdio();
 //! std::process::exit(status);
-//! # }
 //! ```
 //!
-//! The builder always binds `initialize` and `shutdown`; everything else is up to the tool
-//! author. The session runs through the stack [`wsp_middleware::standard_stack`] builds, with
-//! the builder's own layers at the positions they were given (see
+//! A [`Server`] is a cheap handle: clone it to serve any number of connections at once, each
+//! its own session (its own lifecycle, notifier, cancellations and drain) over the same bound
+//! methods and whatever state they share. [`Server::run_stdio`] runs a stdio server to
+//! completion, signals and the groups' shutdown hooks included.
+//!
+//! The builder binds `initialize` and `shutdown` unless the tool author does; everything else
+//! is up to the tool author. Each session runs through the stack
+//! [`wsp_middleware::standard_stack`] builds, with the builder's layers in it (see
 //! [`wsp_middleware::stack`]); the server never assembles a stack of its own.
 
 use std::io;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures::Sink;
+use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio_util::codec::FramedRead;
-use wsp_middleware::{standard_stack, ExitStatus, Handler, IntoHandler, SessionLayer, StackConfig};
+use wsp_middleware::{
+    standard_stack, BoxSession, Call, ExitStatus, Extensions, Handler, IntoHandler, SessionLayer,
+    StackConfig,
+};
 use wsp_protocol::method::Method;
-use wsp_protocol::{Capabilities, Notification, Params};
+use wsp_protocol::results::ServerInfo;
+use wsp_protocol::{Notification, Params};
 
-use crate::codec::{FrameCodec, FrameWriter, DEFAULT_MAX_FRAME_BYTES};
-use wsp_middleware::notifier::{NotificationQueue, Notifier};
+use crate::codec::DEFAULT_MAX_FRAME_BYTES;
+use wsp_middleware::notifier::Notifier;
 use wsp_middleware::router::Router;
 
-use crate::capabilities::{self, ServerFacts};
-use crate::runtime::{self, FairRead, FrameSource, RuntimeOptions};
+use crate::capabilities::{self, Facts, MethodGroup};
+use crate::runtime::{self, FrameSource, RuntimeOptions};
+use crate::transport::{self, Connection, Listener};
 
-/// Bytes read per system call at most.
-const IO_CHUNK: usize = 64 * 1024;
+/// A change to the stack configuration, made again for every connection's stack.
+type StackEdit = Arc<dyn Fn(StackConfig) -> StackConfig + Send + Sync>;
 
 /// Assembles a [`Server`].
 pub struct ServerBuilder {
     router: Router,
-    stack: StackConfig,
-    facts: ServerFacts,
+    stack: Vec<StackEdit>,
+    info: ServerInfo,
+    facts: Facts,
+    groups: Vec<Arc<dyn MethodGroup>>,
     max_frame_bytes: usize,
-    notifier: Notifier,
-    notifications: NotificationQueue,
 }
 
 impl Default for ServerBuilder {
@@ -54,14 +63,16 @@ impl Default for ServerBuilder {
 impl ServerBuilder {
     /// A builder with no methods besides `initialize` and `shutdown`.
     pub fn new() -> Self {
-        let (notifier, notifications) = Notifier::channel();
         ServerBuilder {
             router: Router::new(),
-            stack: StackConfig::default(),
-            facts: ServerFacts::default(),
+            stack: Vec::new(),
+            info: ServerInfo {
+                name: "wsp".to_owned(),
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+            },
+            facts: Facts::default(),
+            groups: Vec::new(),
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
-            notifier,
-            notifications,
         }
     }
 
@@ -88,30 +99,42 @@ impl ServerBuilder {
         self
     }
 
-    /// Applies `f` to the router: for binding a group of methods at once.
-    pub fn with_router(mut self, f: impl FnOnce(Router) -> Router) -> Self {
-        self.router = f(self.router);
+    /// Adds a method group: its methods, its `initialize` facts and its shutdown hook (see
+    /// [`MethodGroup`]).
+    pub fn group(mut self, group: impl MethodGroup) -> Self {
+        self.router = group.bind(self.router);
+        self.groups.push(Arc::new(group));
         self
     }
 
-    /// Adds a layer to the session stack (see [`SessionLayer`]; a stock tower layer goes in
-    /// through [`wsp_middleware::TowerLayer`]). Its read-time part sees every request the
+    /// Adds a layer to every session's stack (see [`SessionLayer`]; a stock tower layer goes
+    /// in through [`wsp_middleware::TowerLayer`]). Its read-time part sees every request the
     /// session reads, `initialize` included, before the lifecycle decides; its service wraps
     /// the handler limit and what is below. Layers added later wrap those added earlier.
-    pub fn layer(mut self, layer: impl SessionLayer) -> Self {
-        self.stack.layer(layer);
+    pub fn layer<L: SessionLayer + Sync>(self, layer: L) -> Self {
+        let layer = Arc::new(layer);
+        self.edit_stack(move |mut stack| {
+            stack.layer(SharedLayer(Arc::clone(&layer)));
+            stack
+        })
+    }
+
+    /// The server's name in `initialize`'s `server_info` (default `wsp`).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.info.name = name.into();
         self
     }
 
-    /// A handle for sending notifications to the client of the session this server will
-    /// serve.
-    pub fn notifier(&self) -> Notifier {
-        self.notifier.clone()
+    /// The server's version in `initialize`'s `server_info` (default this crate's).
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.info.version = version.into();
+        self
     }
 
-    /// Sets the facts `initialize` reports.
-    pub fn facts(mut self, facts: ServerFacts) -> Self {
-        self.facts = facts;
+    /// Sets a fact `initialize` reports, over whatever the framework and the method groups
+    /// set for `key` (see [`Facts`]).
+    pub fn fact(mut self, key: &str, value: impl Serialize) -> Self {
+        self.facts.set(key, value);
         self
     }
 
@@ -122,24 +145,23 @@ impl ServerBuilder {
     }
 
     /// How long the drain waits for in-flight requests (default 5 s).
-    pub fn drain_timeout(mut self, timeout: Duration) -> Self {
-        self.stack = self.stack.drain_deadline(timeout);
-        self
+    pub fn drain_timeout(self, timeout: Duration) -> Self {
+        self.edit_stack(move |stack| stack.drain_deadline(timeout))
     }
 
-    /// How many handlers run at once (default 64, at least 1). Requests past it wait for a
-    /// slot; reading goes on while they hold less than [`ServerBuilder::max_queued_bytes`].
-    pub fn concurrency_limit(mut self, limit: usize) -> Self {
-        self.stack = self.stack.handler_limit(limit);
-        self
+    /// How many handlers of one session run at once (default 64, at least 1). Requests past
+    /// it wait for a slot; reading goes on while they hold less than
+    /// [`ServerBuilder::max_queued_bytes`].
+    pub fn concurrency_limit(self, limit: usize) -> Self {
+        self.edit_stack(move |stack| stack.handler_limit(limit))
     }
 
-    /// How many bytes the requests waiting for a handler slot may hold (default 64 MiB, at
-    /// least 1); once they hold that many, reading pauses until one of them starts. A request
-    /// counts its size in memory (see [`wsp_middleware::HandlerLimitLayer::max_queued_bytes`]).
-    pub fn max_queued_bytes(mut self, bytes: usize) -> Self {
-        self.stack = self.stack.max_queued_bytes(bytes);
-        self
+    /// How many bytes the requests of one session waiting for a handler slot may hold
+    /// (default 64 MiB, at least 1); once they hold that many, reading pauses until one of
+    /// them starts. A request counts its size in memory (see
+    /// [`wsp_middleware::HandlerLimitLayer::max_queued_bytes`]).
+    pub fn max_queued_bytes(self, bytes: usize) -> Self {
+        self.edit_stack(move |stack| stack.max_queued_bytes(bytes))
     }
 
     /// Handles notifications no layer or bound handler takes, in the order they are read.
@@ -153,38 +175,83 @@ impl ServerBuilder {
         self
     }
 
-    /// Binds `initialize` and `shutdown` and freezes the method list.
+    fn edit_stack(
+        mut self,
+        edit: impl Fn(StackConfig) -> StackConfig + Send + Sync + 'static,
+    ) -> Self {
+        self.stack.push(Arc::new(edit));
+        self
+    }
+
+    /// Binds `initialize` and `shutdown` (unless bound already) and freezes the method list.
     pub fn build(self) -> Server {
-        let (router, capabilities) = capabilities::bind_lifecycle_methods(self.router, &self.facts);
+        let (router, facts) = capabilities::bind_lifecycle_methods(
+            self.router,
+            &self.info,
+            &self.groups,
+            &self.facts,
+        );
         Server {
-            router: router.with_notifier(self.notifier),
-            stack: self.stack,
-            capabilities,
-            max_frame_bytes: self.max_frame_bytes,
-            notifications: self.notifications,
+            shared: Arc::new(ServerState {
+                methods: router.methods(),
+                router,
+                groups: self.groups,
+                stack: self.stack,
+                facts,
+                max_frame_bytes: self.max_frame_bytes,
+            }),
         }
     }
 }
 
-/// A server ready to serve one connection.
+/// A layer the builder keeps once and puts into every connection's stack.
+struct SharedLayer<L>(Arc<L>);
+
+impl<L: SessionLayer + Sync> SessionLayer for SharedLayer<L> {
+    fn admit(&self, call: &mut Call) {
+        self.0.admit(call);
+    }
+
+    fn layer(&self, inner: BoxSession) -> BoxSession {
+        self.0.layer(inner)
+    }
+}
+
+/// A server: clone it to serve any number of connections, at once.
+#[derive(Clone)]
 pub struct Server {
+    shared: Arc<ServerState>,
+}
+
+struct ServerState {
+    /// Everything bound, `initialize` and `shutdown` included.
     router: Router,
-    stack: StackConfig,
-    capabilities: Capabilities,
+    groups: Vec<Arc<dyn MethodGroup>>,
+    stack: Vec<StackEdit>,
+    facts: Facts,
+    methods: Vec<String>,
     max_frame_bytes: usize,
-    notifications: NotificationQueue,
 }
 
 impl Server {
+    fn state(&self) -> &ServerState {
+        &self.shared
+    }
+
     /// What `initialize` answers.
-    pub fn capabilities(&self) -> &Capabilities {
-        &self.capabilities
+    pub fn capabilities(&self) -> &Facts {
+        &self.state().facts
+    }
+
+    /// The bound request methods, sorted, each once.
+    pub fn methods(&self) -> &[String] {
+        &self.state().methods
     }
 
     /// The JSON Schema document of this server's methods, notifications and errors; its
     /// canonical SHA-256 is the `schema.fingerprint` `initialize` reports.
     pub fn schema_document(&self) -> serde_json::Value {
-        self.router.schema_document()
+        self.state().router.schema_document()
     }
 
     /// Serves one connection over a byte stream until the session ends; returns the exit
@@ -192,33 +259,79 @@ impl Server {
     /// `shutdown`).
     pub async fn serve<R, W>(self, reader: R, writer: W) -> ExitStatus
     where
-        R: AsyncRead + Unpin,
-        W: AsyncWrite + Unpin,
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
     {
-        let codec = FrameCodec::with_max_frame_bytes(self.max_frame_bytes);
-        let input = FramedRead::with_capacity(FairRead::new(reader), codec, IO_CHUNK);
-        let output = FrameWriter::new(writer);
-        self.serve_transport(input, output).await
+        self.serve_connection(transport::ByteStream::new(reader, writer))
+            .await
+    }
+
+    /// Serves one connection of any transport until its session ends (see [`Server::serve`]).
+    pub async fn serve_connection<C: Connection>(self, connection: C) -> ExitStatus {
+        let mut facts = Extensions::new();
+        connection.describe(&mut facts);
+        let (input, output) = connection.open(self.state().max_frame_bytes);
+        self.serve_transport_with(input, output, facts).await
+    }
+
+    /// Serves every connection `listener` yields, each in a task of its own, until accepting
+    /// fails for a reason other than one peer's (that error is returned).
+    pub async fn serve_listener<L: Listener>(self, mut listener: L) -> io::Result<()> {
+        loop {
+            match listener.accept().await {
+                Ok(connection) => {
+                    tokio::spawn(self.clone().serve_connection(connection));
+                }
+                Err(error) if is_about_one_peer(&error) => {
+                    tracing::debug!(%error, "a connection failed while being accepted");
+                }
+                Err(error) => return Err(error),
+            }
+        }
     }
 
     /// Serves this process's stdin and stdout (on the reactor when they are pipes, see
     /// [`crate::stdio`]) until the session ends. `SIGTERM` and `SIGINT` end the input as EOF
     /// does: the drain runs, and the exit status is 0.
     pub async fn serve_stdio(self) -> ExitStatus {
-        let (stdin, stdout) = (crate::stdio::stdin(), crate::stdio::stdout());
-        tracing::debug!(
-            stdin_on_reactor = stdin.is_reactor(),
-            stdout_on_reactor = stdout.is_reactor(),
-            "serving stdio"
-        );
-        let codec = FrameCodec::with_max_frame_bytes(self.max_frame_bytes);
-        let input = crate::stdio::UntilTerminated::new(FramedRead::with_capacity(
-            FairRead::new(stdin),
-            codec,
-            IO_CHUNK,
-        ));
-        let output = FrameWriter::new(stdout);
-        self.serve_transport(input, output).await
+        let connection = transport::stdio::stdio();
+        let mut facts = Extensions::new();
+        connection.describe(&mut facts);
+        let (input, output) = connection.open(self.state().max_frame_bytes);
+        let input = crate::stdio::UntilTerminated::new(input);
+        self.serve_transport_with(input, output, facts).await
+    }
+
+    /// Runs a stdio server to completion on a runtime of its own: serves stdin and stdout
+    /// (see [`Server::serve_stdio`]), then runs the method groups' shutdown hooks (see
+    /// [`Server::shutdown`]); returns the exit status the process should end with (2 when
+    /// no runtime can be started).
+    pub fn run_stdio(self) -> ExitStatus {
+        let runtime = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => runtime,
+            Err(error) => {
+                tracing::error!(%error, "cannot start the async runtime");
+                eprintln!("{}: cannot start the async runtime: {error}", self.name());
+                return 2;
+            }
+        };
+        let status = runtime.block_on(self.clone().serve_stdio());
+        self.shutdown();
+        // A stdin that is not a pipe is read on the blocking pool, whose thread may still be
+        // blocked in read(2); don't wait for it.
+        runtime.shutdown_background();
+        status
+    }
+
+    /// Runs every method group's shutdown hook: whatever their work left running (nothing
+    /// should be, after a drain) ends here. For a process that is about to exit.
+    pub fn shutdown(&self) {
+        for group in &self.state().groups {
+            group.shutdown();
+        }
     }
 
     /// Serves a message transport: payloads in (with the codec's reports of dropped input),
@@ -228,8 +341,51 @@ impl Server {
         I: FrameSource,
         O: Sink<Bytes, Error = io::Error> + Unpin,
     {
-        let (stack, _handles) = standard_stack(self.router, self.stack);
-        let options = RuntimeOptions::default();
-        runtime::serve(stack, input, output, self.notifications, options).await
+        self.serve_transport_with(input, output, Extensions::new())
+            .await
     }
+
+    /// Serves a message transport whose connection is described by `facts` (every handler's
+    /// [`Context::facts`](wsp_middleware::Context::facts)).
+    pub async fn serve_transport_with<I, O>(
+        self,
+        input: I,
+        output: O,
+        facts: Extensions,
+    ) -> ExitStatus
+    where
+        I: FrameSource,
+        O: Sink<Bytes, Error = io::Error> + Unpin,
+    {
+        let (notifier, notifications) = Notifier::channel();
+        let state = self.state();
+        let router = state.router.clone().with_connection(notifier, facts);
+        let config = state
+            .stack
+            .iter()
+            .fold(StackConfig::default(), |config, edit| edit(config));
+        let (stack, _handles) = standard_stack(router, config);
+        let options = RuntimeOptions::default();
+        runtime::serve(stack, input, output, notifications, options).await
+    }
+
+    fn name(&self) -> &str {
+        self.state()
+            .facts
+            .get("server_info")
+            .and_then(|info| info.get("name"))
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("wsp")
+    }
+}
+
+/// Whether an accept error is about the one connection being accepted.
+fn is_about_one_peer(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::Interrupted
+            | io::ErrorKind::WouldBlock
+    )
 }

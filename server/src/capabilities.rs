@@ -1,104 +1,226 @@
-//! The `initialize` and `shutdown` methods, and the capabilities `initialize` reports.
+//! What `initialize` answers: the framework's own facts, the method groups' and the tool
+//! author's, and the `initialize` and `shutdown` methods that go with them.
+//!
+//! The framework knows the server's name, version and methods (and the protocol's version,
+//! the platform and the schema fingerprint). WSP also requires `wsp_home`, `session_durability`,
+//! `sandbox_availability`, `backend` and `features`; until a [`MethodGroup`] or the tool
+//! author says otherwise they have the values of a server that runs no commands. Facts are set
+//! in that order: the framework's, then each group's, then the tool author's
+//! ([`ServerBuilder::fact`](crate::ServerBuilder::fact)), so nothing the tool author sets is
+//! overwritten.
 
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::ser::SerializeMap;
+use serde::Serialize;
+use serde_json::Value;
 use wsp_protocol::results::{SchemaInfo, ServerInfo};
 use wsp_protocol::{methods, Capabilities, InitializeParams, NoParams, PROTOCOL_VERSION};
 
 use wsp_middleware::router::Router;
 
-/// Connect-time facts a server reports besides its methods.
-#[derive(Debug, Clone)]
-pub struct ServerFacts {
-    /// The server's name.
-    pub name: String,
-    /// The server's version.
-    pub version: String,
-    /// The state directory.
-    pub wsp_home: String,
-    /// `durable` or `ephemeral`.
-    pub session_durability: String,
-    /// The environment backend's name.
-    pub backend: String,
-    /// The extensions beyond WSP 0.1.0 the server supports (`initialize` lists them sorted,
-    /// each once).
-    pub features: Vec<String>,
-    /// Why `sandbox: true` cannot be enforced here, or `None` where it can (`initialize`'s
-    /// `sandbox_availability`; the reference server probes the kernel once at startup).
-    pub sandbox_unavailable_reason: Option<String>,
-    /// How `limits.processes` is enforced (`cgroup`, `rlimit` or `unavailable`;
-    /// `initialize`'s `process_limit`), or `None` for a server that runs no commands.
-    pub process_limit: Option<String>,
+/// The facts `initialize` answers, in order: the keys WSP defines keep WSP's order, any other
+/// key follows in the order it was first set.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Facts {
+    /// `None`: a key whose place is kept but that is not sent.
+    entries: Vec<(String, Option<Value>)>,
 }
 
-impl Default for ServerFacts {
-    fn default() -> Self {
-        ServerFacts {
-            name: "wsp".to_owned(),
-            version: env!("CARGO_PKG_VERSION").to_owned(),
-            wsp_home: String::new(),
-            session_durability: "ephemeral".to_owned(),
-            backend: "none".to_owned(),
-            features: Vec::new(),
-            sandbox_unavailable_reason: Some("this server runs no commands".to_owned()),
-            process_limit: None,
+impl Facts {
+    /// Sets `key` to `value` (in the key's place if it has one, else last). A value that does
+    /// not serialize to JSON is sent as `null`.
+    pub fn set(&mut self, key: &str, value: impl Serialize) -> &mut Self {
+        let value = serde_json::to_value(value).unwrap_or(Value::Null);
+        match self.entries.iter_mut().find(|(k, _)| k == key) {
+            Some((_, slot)) => *slot = Some(value),
+            None => self.entries.push((key.to_owned(), Some(value))),
+        }
+        self
+    }
+
+    /// Stops sending `key` (its place is kept for a later [`Facts::set`]).
+    pub fn remove(&mut self, key: &str) -> &mut Self {
+        if let Some((_, slot)) = self.entries.iter_mut().find(|(k, _)| k == key) {
+            *slot = None;
+        }
+        self
+    }
+
+    /// The value `key` is sent with, if it is sent.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.entries
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, value)| value.as_ref())
+    }
+
+    /// Adds `features` to the `features` list (sent sorted, each once).
+    pub fn add_features<S: Into<String>>(
+        &mut self,
+        features: impl IntoIterator<Item = S>,
+    ) -> &mut Self {
+        let mut list = self.string_list("features");
+        list.extend(features.into_iter().map(Into::into));
+        list.sort();
+        list.dedup();
+        self.set("features", list)
+    }
+
+    /// The bound request methods, as `methods` lists them.
+    pub fn methods(&self) -> Vec<String> {
+        self.string_list("methods")
+    }
+
+    fn string_list(&self, key: &str) -> Vec<String> {
+        self.get(key)
+            .and_then(Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|item| item.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Applies `other` on top of these facts.
+    fn extend(&mut self, other: &Facts) {
+        for (key, value) in &other.entries {
+            match value {
+                Some(value) => self.set(key, value),
+                None => self.remove(key),
+            };
         }
     }
 }
 
-/// Binds `initialize` (answering the capabilities) and `shutdown` (answering `null`).
+impl Serialize for Facts {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let sent = self
+            .entries
+            .iter()
+            .filter_map(|(k, v)| Some((k, v.as_ref()?)));
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in sent {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+/// Described by WSP's `initialize` result: the schema (and so the fingerprint) is the
+/// protocol's, whatever facts are added.
+impl JsonSchema for Facts {
+    fn schema_name() -> Cow<'static, str> {
+        Capabilities::schema_name()
+    }
+
+    fn schema_id() -> Cow<'static, str> {
+        Capabilities::schema_id()
+    }
+
+    fn inline_schema() -> bool {
+        Capabilities::inline_schema()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        Capabilities::json_schema(generator)
+    }
+}
+
+/// A group of methods bound together, which knows what it adds to `initialize` and what is
+/// left to end once the server stops (the environment methods are one).
+pub trait MethodGroup: Send + Sync + 'static {
+    /// Binds the group's methods, once; every connection's session serves them (a handler
+    /// reaches its own connection through its [`Context`](wsp_middleware::Context)).
+    fn bind(&self, router: Router) -> Router;
+
+    /// Sets the group's facts, `features` among them (see [`Facts::add_features`]), computed
+    /// from what [`MethodGroup::bind`] binds.
+    fn facts(&self, facts: &mut Facts) {
+        let _ = facts;
+    }
+
+    /// Ends what the group's work left running once the server has stopped serving (called
+    /// by [`Server::run_stdio`](crate::Server::run_stdio)); it must not block for long.
+    fn shutdown(&self) {}
+}
+
+/// The framework's facts: its own, and WSP's required ones as a server that runs no commands
+/// has them.
+fn framework_facts(info: &ServerInfo, methods: Vec<String>, fingerprint: String) -> Facts {
+    let mut facts = Facts::default();
+    facts
+        .set("methods", methods)
+        .set("protocol_version", PROTOCOL_VERSION)
+        .set("server_info", info)
+        .set("platform_family", std::env::consts::FAMILY)
+        .set("platform_os", std::env::consts::OS)
+        .set("wsp_home", "")
+        .set("session_durability", "ephemeral")
+        .set("sandbox_availability", "unavailable")
+        .set("sandbox_unavailable_reason", "this server runs no commands")
+        .set("process_limit", ())
+        .remove("process_limit")
+        .set(
+            "schema",
+            SchemaInfo {
+                version: PROTOCOL_VERSION.to_owned(),
+                fingerprint,
+            },
+        )
+        .set("backend", "none")
+        .set("features", Vec::<String>::new());
+    facts
+}
+
+/// Binds `initialize` (answering the facts) and `shutdown` (answering `null`) on `router`,
+/// unless the tool author or a group bound them already. Returns the router and the facts.
 pub(crate) fn bind_lifecycle_methods(
     router: Router,
-    facts: &ServerFacts,
-) -> (Router, Capabilities) {
+    info: &ServerInfo,
+    groups: &[std::sync::Arc<dyn MethodGroup>],
+    own: &Facts,
+) -> (Router, Facts) {
+    let listed = router.clone();
+    let bound = listed.methods();
+    let is_free = |method: &str| !bound.iter().any(|m| m == method);
+    let (bind_initialize, bind_shutdown) =
+        (is_free(methods::INITIALIZE), is_free(methods::SHUTDOWN));
     // Bound only to list the methods and compute the schema document: the same types as the
     // real handlers below, so the fingerprint describes what runs.
     let placeholder = |_: InitializeParams| async {
-        Err::<Capabilities, _>(wsp_protocol::error::internal_error("not bound yet"))
+        Err::<Facts, _>(wsp_protocol::error::internal_error("not bound yet"))
     };
-    let shutdown = |_: NoParams| async { Ok::<(), wsp_protocol::ErrorObjectOwned>(()) };
-    let listed = router
-        .clone()
-        .route(methods::INITIALIZE, tower::service_fn(placeholder))
-        .route(methods::SHUTDOWN, tower::service_fn(shutdown));
-    let capabilities = Capabilities {
-        methods: listed.methods(),
-        protocol_version: PROTOCOL_VERSION.to_owned(),
-        server_info: ServerInfo {
-            name: facts.name.clone(),
-            version: facts.version.clone(),
-        },
-        platform_family: std::env::consts::FAMILY.to_owned(),
-        platform_os: std::env::consts::OS.to_owned(),
-        wsp_home: facts.wsp_home.clone(),
-        session_durability: facts.session_durability.clone(),
-        sandbox_availability: match facts.sandbox_unavailable_reason {
-            None => "available",
-            Some(_) => "unavailable",
-        }
-        .to_owned(),
-        sandbox_unavailable_reason: facts.sandbox_unavailable_reason.clone(),
-        process_limit: facts.process_limit.clone(),
-        schema: SchemaInfo {
-            version: PROTOCOL_VERSION.to_owned(),
-            fingerprint: listed.fingerprint(),
-        },
-        backend: facts.backend.clone(),
-        features: sorted_once(&facts.features),
-    };
-    let answer = capabilities.clone();
-    let initialize = move |_: InitializeParams| {
-        let answer = answer.clone();
-        async move { Ok::<_, wsp_protocol::ErrorObjectOwned>(answer) }
-    };
-    let router = router
-        .route(methods::INITIALIZE, tower::service_fn(initialize))
-        .route(methods::SHUTDOWN, tower::service_fn(shutdown));
-    (router, capabilities)
+    let mut listed = listed;
+    if bind_initialize {
+        listed = listed.route(methods::INITIALIZE, tower::service_fn(placeholder));
+    }
+    if bind_shutdown {
+        listed = listed.route(methods::SHUTDOWN, tower::service_fn(shutdown));
+    }
+    let mut facts = framework_facts(info, listed.methods(), listed.fingerprint());
+    for group in groups {
+        group.facts(&mut facts);
+    }
+    facts.extend(own);
+    let mut router = router;
+    if bind_initialize {
+        let answer = facts.clone();
+        let initialize = move |_: InitializeParams| {
+            let answer = answer.clone();
+            async move { Ok::<_, wsp_protocol::ErrorObjectOwned>(answer) }
+        };
+        router = router.route(methods::INITIALIZE, tower::service_fn(initialize));
+    }
+    if bind_shutdown {
+        router = router.route(methods::SHUTDOWN, tower::service_fn(shutdown));
+    }
+    (router, facts)
 }
 
-/// `items` sorted ascending, each once.
-fn sorted_once(items: &[String]) -> Vec<String> {
-    let mut items = items.to_vec();
-    items.sort();
-    items.dedup();
-    items
+async fn shutdown(_: NoParams) -> Result<(), wsp_protocol::ErrorObjectOwned> {
+    Ok(())
 }

@@ -8,7 +8,9 @@
 //! - [`codec`]: the framing codec (recoverable problems are items, not errors);
 //! - [`stdio`]: stdin and stdout on the reactor when they are pipes;
 //! - [`runtime`]: moves messages between a transport and the session stack;
-//! - [`ServerBuilder`]: binds methods and layers, and [`Server`] serves any transport;
+//! - [`transport`]: where connections come from (stdio, a Unix socket, an in-memory pair);
+//! - [`ServerBuilder`]: binds methods, method groups and layers; [`Server`] serves any
+//!   number of connections, of any transport;
 //! - [`client`]: the other end of the wire, over any transport or a spawned server process.
 #![warn(missing_docs)]
 
@@ -18,8 +20,9 @@ pub mod client;
 pub mod codec;
 pub mod runtime;
 pub mod stdio;
+pub mod transport;
 
 pub use builder::{Server, ServerBuilder};
-pub use capabilities::ServerFacts;
+pub use capabilities::{Facts, MethodGroup};
 pub use wsp_middleware::notifier::{Notifier, NOTIFICATION_QUEUE};
 pub use wsp_middleware::router::{self, Router};

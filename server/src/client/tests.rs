@@ -10,17 +10,14 @@ use super::{describe_status, Client, ClientError, ProcessClient, ServerNotificat
 use crate::{Server, ServerBuilder};
 
 fn notifying_server() -> Server {
-    let builder = ServerBuilder::new();
-    let notifier = builder.notifier();
-    builder
+    ServerBuilder::new()
         .route(
             "test/notify",
-            tower::service_fn(move |_: NoParams| {
-                let notifier = notifier.clone();
-                async move {
+            wsp_middleware::handler_fn(|_: NoParams, cx: wsp_middleware::Context| async move {
+                if let Some(notifier) = cx.notifier() {
                     notifier.notify("test/note", &json!({"n": 1})).await;
-                    Ok::<_, ErrorObjectOwned>(json!("done"))
                 }
+                Ok::<_, ErrorObjectOwned>(json!("done"))
             }),
         )
         .build()

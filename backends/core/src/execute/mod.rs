@@ -8,7 +8,7 @@
 //! - stdin is the null device, or a pipe the given text is written to and then closed;
 //! - stdout and stderr are each decoded as UTF-8 with replacement characters and kept while
 //!   their size in the answer, encoded as a JSON string (escapes included, quotes not), stays
-//!   within a limit (16 MiB by default, see [`set_default_max_output_bytes`]): printable text
+//!   within a limit (16 MiB by default, [`DEFAULT_MAX_OUTPUT_BYTES`]): printable text
 //!   takes a byte per byte, `\n` or `"` two, a NUL six (`\u0000`), a replacement character
 //!   three. Whole characters are kept; from the first one that does not fit, the output is
 //!   read and discarded, and the result says the stream was truncated;
@@ -80,15 +80,9 @@ pub use contain::{
     containment_mode, kill_all_live, process_limit, ContainmentMode, ProcessLimit,
     TEST_CONTAINMENT_VAR,
 };
-pub use options::{
-    default_max_output_bytes, set_default_max_output_bytes, OutputChunk, OutputSink, RunOptions,
-    DEFAULT_MAX_OUTPUT_BYTES,
-};
+pub use options::{OutputChunk, OutputSink, RunOptions, DEFAULT_MAX_OUTPUT_BYTES};
 pub use request::{resolve_cwd, WorkingDir};
-pub use sandbox::{
-    sandbox_availability, sandbox_by_default, set_sandbox_by_default, SandboxNetwork,
-    SandboxPolicy, TEST_UNAVAILABLE_VAR,
-};
+pub use sandbox::{sandbox_availability, SandboxNetwork, SandboxPolicy, TEST_UNAVAILABLE_VAR};
 pub use stack::{
     current_stack, parse_stack, stack_value, ENVIRONMENT_ID_VAR, ENVIRONMENT_STACK_VAR,
 };

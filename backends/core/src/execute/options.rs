@@ -1,7 +1,6 @@
 //! How a command runs beyond what it is: stdin, a timeout, output limits and streaming,
 //! resource limits, containment, a sandbox.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -15,20 +14,6 @@ use super::{ContainmentMode, SandboxPolicy};
 /// The default most bytes each output stream takes in the result, encoded as a JSON string
 /// (see [`super`]): 16 MiB.
 pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 16 * 1024 * 1024;
-
-static MAX_OUTPUT_BYTES: AtomicU64 = AtomicU64::new(DEFAULT_MAX_OUTPUT_BYTES);
-
-/// Sets the most bytes each stream takes in the result (JSON-encoded) for commands that do not say (`wsp serve
-/// --max-output-bytes`); at least 1.
-pub fn set_default_max_output_bytes(bytes: u64) {
-    MAX_OUTPUT_BYTES.store(bytes.max(1), Ordering::Relaxed);
-}
-
-/// The most bytes each stream takes in the result (JSON-encoded) for commands that do not
-/// say.
-pub fn default_max_output_bytes() -> u64 {
-    MAX_OUTPUT_BYTES.load(Ordering::Relaxed)
-}
 
 /// A piece of a command's output, sent as it arrives when the run has an output sink.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +39,7 @@ pub struct RunOptions {
     /// `timed_out` with exit code `-9`.
     pub timeout: Option<Duration>,
     /// The most bytes each stream's text takes in the result, encoded as a JSON string
-    /// (escapes included, quotes not); `None` is [`default_max_output_bytes`].
+    /// (escapes included, quotes not); `None` is [`DEFAULT_MAX_OUTPUT_BYTES`].
     pub max_output_bytes: Option<u64>,
     /// Where output goes as it arrives, besides the result.
     pub output: Option<OutputSink>,
@@ -70,9 +55,7 @@ pub struct RunOptions {
 impl RunOptions {
     /// The per-stream limit in effect, in JSON-encoded bytes.
     pub(super) fn output_limit(&self) -> usize {
-        let bytes = self
-            .max_output_bytes
-            .unwrap_or_else(default_max_output_bytes);
+        let bytes = self.max_output_bytes.unwrap_or(DEFAULT_MAX_OUTPUT_BYTES);
         usize::try_from(bytes).unwrap_or(usize::MAX)
     }
 

@@ -77,7 +77,6 @@ mod tmpdir;
 
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use wsp_protocol::FailureReason;
 
 use crate::BackendError;
@@ -87,19 +86,6 @@ use super::ContainmentMode;
 use availability::enforceable_abi;
 pub use availability::{sandbox_availability, TEST_UNAVAILABLE_VAR};
 pub(super) use child::ChildSandbox;
-
-static BY_DEFAULT: AtomicBool = AtomicBool::new(false);
-
-/// Makes `sandbox` default to `by_default` for requests that do not say (`wsp serve
-/// --sandbox`).
-pub fn set_sandbox_by_default(by_default: bool) {
-    BY_DEFAULT.store(by_default, Ordering::Relaxed);
-}
-
-/// Whether a request that does not say is sandboxed.
-pub fn sandbox_by_default() -> bool {
-    BY_DEFAULT.load(Ordering::Relaxed)
-}
 
 /// What a sandboxed command may touch besides reading the system.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,95 @@
+//! Transports: where a server's connections come from.
+//!
+//! A [`Connection`] is one peer: opened, it gives the runtime a [`FrameSource`] of payloads in
+//! and a sink of payloads out. A byte stream (an `AsyncRead` and an `AsyncWrite`) becomes one
+//! through [`ByteStream`], which puts the `Content-Length` codec on both sides; a transport
+//! that carries whole messages implements [`Connection`] itself. A [`Listener`] yields
+//! connections, any number of them.
+//!
+//! Built in, one file each: [`stdio`] (this process's stdin and stdout), [`unix`] (a Unix
+//! stream, and a Unix listener accepting many) and [`duplex`] (an in-memory pair, for tests
+//! and in-process clients).
+
+pub mod duplex;
+pub mod stdio;
+pub mod unix;
+
+use std::future::Future;
+use std::io;
+
+use bytes::Bytes;
+use futures::Sink;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::codec::FramedRead;
+use wsp_middleware::Extensions;
+
+use crate::codec::{FrameCodec, FrameWriter};
+use crate::runtime::{FairRead, FrameSource};
+
+/// Bytes read per system call at most.
+const IO_CHUNK: usize = 64 * 1024;
+
+/// One peer of a server.
+pub trait Connection: Send + 'static {
+    /// The payloads read from the peer (and the codec's reports of dropped input).
+    type Input: FrameSource + Send;
+    /// Where the payloads for the peer go.
+    type Output: Sink<Bytes, Error = io::Error> + Unpin + Send;
+
+    /// Opens the connection; no payload larger than `max_frame_bytes` is accepted.
+    fn open(self, max_frame_bytes: usize) -> (Self::Input, Self::Output);
+
+    /// Leaves what is known about the peer (its credentials, its address) in `facts`, which
+    /// every handler of the connection sees in its
+    /// [`Context::facts`](wsp_middleware::Context::facts). Nothing by default.
+    fn describe(&self, facts: &mut Extensions) {
+        let _ = facts;
+    }
+}
+
+/// Yields connections, any number of them.
+pub trait Listener: Send + 'static {
+    /// What it yields.
+    type Connection: Connection;
+
+    /// The next connection; an error is about that one attempt (the listener goes on).
+    fn accept(&mut self) -> impl Future<Output = io::Result<Self::Connection>> + Send;
+}
+
+/// A byte stream as a [`Connection`]: `Content-Length` framing both ways.
+#[derive(Debug)]
+pub struct ByteStream<R, W> {
+    reader: R,
+    writer: W,
+}
+
+impl<R, W> ByteStream<R, W> {
+    /// The connection that reads `reader` and writes `writer`.
+    pub fn new(reader: R, writer: W) -> Self {
+        ByteStream { reader, writer }
+    }
+}
+
+impl<R, W> Connection for ByteStream<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    type Input = FramedRead<FairRead<R>, FrameCodec>;
+    type Output = FrameWriter<W>;
+
+    fn open(self, max_frame_bytes: usize) -> (Self::Input, Self::Output) {
+        frame_bytes(self.reader, self.writer, max_frame_bytes)
+    }
+}
+
+/// `Content-Length` framing over a byte stream, both ways.
+pub(crate) fn frame_bytes<R: AsyncRead, W: AsyncWrite>(
+    reader: R,
+    writer: W,
+    max_frame_bytes: usize,
+) -> (FramedRead<FairRead<R>, FrameCodec>, FrameWriter<W>) {
+    let codec = FrameCodec::with_max_frame_bytes(max_frame_bytes);
+    let input = FramedRead::with_capacity(FairRead::new(reader), codec, IO_CHUNK);
+    (input, FrameWriter::new(writer))
+}
