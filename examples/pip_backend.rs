@@ -8,8 +8,8 @@
 //! `cargo test`.
 
 use tokio::process::Command;
-use wsp_backend::interpreters::Inventory;
-use wsp_backend::venv_layout::interpreter_path;
+use wsp_interpreters::Inventory;
+use wsp_install::venv_layout::interpreter_path;
 use wsp_backend::{Backend, BackendError, ProvisionRequest, Provisioned};
 use wsp_conformance::{check_backend, BackendUnderTest};
 use wsp_protocol::FailureReason;

@@ -23,7 +23,7 @@ use std::path::Path;
 use serde_json::json;
 use tower::limit::ConcurrencyLimitLayer;
 use tower::Layer;
-use wsp_backend::install::{InstallRequest, UninstallRequest};
+use wsp_install::{InstallRequest, UninstallRequest};
 use wsp_backend::{Backend, BackendError, BackendService, BoxBackend};
 use wsp_backend::{DescribeRequest, Description, ProvisionRequest, Provisioned};
 use wsp_backend::{ReleaseRequest, RunRequest};

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use wsp_backend::store::Store;
+use wsp_environments::store::Store;
 
 use crate::config::ServeConfig;
 use wsp_server::{ServerBuilder, ServerFacts};
@@ -19,7 +19,7 @@ pub enum StartError {
         /// The directory.
         path: PathBuf,
         /// Why.
-        source: wsp_backend::store::StoreError,
+        source: wsp_environments::store::StoreError,
     },
     /// The backend could not be set up.
     #[error("the {backend} backend is unavailable: {detail}")]
@@ -53,11 +53,11 @@ pub fn reference_server(config: &ServeConfig) -> Result<wsp_server::Server, Star
         source,
     })?;
     if let Some(max) = config.max_output_bytes {
-        wsp_backend::execute::set_default_max_output_bytes(max);
+        wsp_exec::set_default_max_output_bytes(max);
     }
     // Found once per process, at start: in cgroup mode this makes the server's cgroup subtree,
     // killing and removing what dead servers left.
-    let containment = wsp_backend::execute::containment_mode();
+    let containment = wsp_exec::containment_mode();
     tracing::debug!(mode = containment.as_str(), "containment");
     let environments = crate::backends::environments(config, store)?;
     let facts = ServerFacts {
@@ -66,10 +66,10 @@ pub fn reference_server(config: &ServeConfig) -> Result<wsp_server::Server, Star
         backend: config.backend.name().to_owned(),
         features: wsp_environments::Environments::features(true),
         // Probed once per process: whether the shared runner can enforce `sandbox: true` here.
-        sandbox_unavailable_reason: wsp_backend::execute::sandbox_availability()
+        sandbox_unavailable_reason: wsp_exec::sandbox_availability()
             .err()
             .map(str::to_owned),
-        process_limit: Some(wsp_backend::execute::process_limit().as_str().to_owned()),
+        process_limit: Some(wsp_exec::process_limit().as_str().to_owned()),
         ..ServerFacts::default()
     };
     let builder = ServerBuilder::new();
@@ -108,7 +108,7 @@ pub fn run_reference_server(config: ServeConfig) -> i32 {
     let status = runtime.block_on(server.serve_stdio());
     // Whatever an execute started and the drain did not end (nothing should be left) ends here:
     // `process::exit` runs no destructors.
-    wsp_backend::execute::kill_all_live();
+    wsp_exec::kill_all_live();
     // A stdin that is not a pipe is read on the blocking pool, whose thread may still be
     // blocked in read(2); don't wait for it.
     runtime.shutdown_background();

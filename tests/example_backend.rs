@@ -6,7 +6,7 @@
 mod pip_backend;
 
 use serde_json::json;
-use wsp_backend::install::testing::Distribution;
+use wsp_testing::Distribution;
 use wsp_conformance::{check_backend, Fixture};
 
 /// `pip install` arguments for `wsp-example-dep`, from a wheel in `dir`.

@@ -19,7 +19,7 @@
 //! ```no_run
 //! # struct MyBackend;
 //! # impl MyBackend {
-//! #     fn new(_: wsp_backend::interpreters::Inventory) -> Self { MyBackend }
+//! #     fn new(_: wsp_interpreters::Inventory) -> Self { MyBackend }
 //! # }
 //! # impl wsp_backend::Backend for MyBackend {
 //! #     async fn provision(
@@ -42,6 +42,7 @@
 //! ```
 //!
 //! [`BackendService`]: wsp_backend::BackendService
+#![forbid(unsafe_code)]
 
 mod altered;
 mod cancellation;
@@ -55,8 +56,8 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 
-use wsp_backend::interpreters::{Inventory, InventoryConfig};
-use wsp_backend::store::Store;
+use wsp_interpreters::{Inventory, InventoryConfig};
+use wsp_environments::store::Store;
 use wsp_backend::BoxBackend;
 
 pub use install_order::progress_values;
@@ -232,7 +233,7 @@ impl Fixture {
                 wsp_home: self.state_dir.display().to_string(),
                 session_durability: "durable".into(),
                 features: Environments::features(true),
-                process_limit: Some(wsp_backend::execute::process_limit().as_str().to_owned()),
+                process_limit: Some(wsp_exec::process_limit().as_str().to_owned()),
                 ..ServerFacts::default()
             })
             .with_router(|router| environments.bind(router, Some(notifier)))

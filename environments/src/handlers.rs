@@ -4,8 +4,8 @@ use std::future::Future;
 use wsp_protocol::FailureReason;
 
 use serde_json::{json, Value};
-use wsp_backend::execute::{current_stack, resolve_cwd, OutputSink, RunOptions};
-use wsp_backend::store::{CommitFacts, EnvironmentRecord, Removal, UseGuard};
+use wsp_exec::{current_stack, resolve_cwd, OutputSink, RunOptions};
+use crate::store::{CommitFacts, EnvironmentRecord, Removal, UseGuard};
 use wsp_backend::{DescribeRequest, ProvisionRequest, ReleaseRequest, RunRequest};
 use wsp_protocol::validation::Violation;
 use wsp_protocol::{
@@ -173,9 +173,9 @@ impl Environments {
                 containment: None,
                 sandbox: params
                     .sandbox
-                    .unwrap_or_else(wsp_backend::execute::sandbox_by_default)
+                    .unwrap_or_else(wsp_exec::sandbox_by_default)
                     .then(|| {
-                        wsp_backend::execute::SandboxPolicy::offline(
+                        wsp_exec::SandboxPolicy::offline(
                             record.root.clone(),
                             self.hidden(),
                         )

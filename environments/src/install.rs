@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 use wsp_protocol::FailureReason;
 
-use wsp_backend::install::{lock_environment, InstallSource};
+use wsp_install::{lock_environment, InstallSource};
 use wsp_backend::{InstallRequest, UninstallRequest};
 use wsp_protocol::params::PackageSource;
 use wsp_protocol::{error, EnvironmentDetails, InstallParams, UninstallParams};
@@ -110,7 +110,7 @@ impl Environments {
             let _turn = self.inner.turns.take(&record.id).await;
             let _lock = lock(&record.root).await?;
             let sandbox = self.confines_installs(&record.id).then(|| {
-                wsp_backend::install::uninstall_sandbox(record.root.clone(), self.hidden())
+                wsp_install::uninstall_sandbox(record.root.clone(), self.hidden())
             });
             self.backend()
                 .call(UninstallRequest {
@@ -140,7 +140,7 @@ impl Environments {
         let _lock = lock(root).await?;
         let source = self.source(packages.source);
         let sandbox = self.confines_installs(id).then(|| {
-            wsp_backend::install::install_sandbox(root.to_owned(), self.hidden(), &source)
+            wsp_install::install_sandbox(root.to_owned(), self.hidden(), &source)
         });
         progress
             .forward(span, |sink| {
@@ -160,9 +160,9 @@ impl Environments {
 
     /// Whether installs into `id` run sandboxed: under `wsp serve --sandbox`, and once the
     /// environment has run sandboxed code, whose files it may have planted (see
-    /// `wsp_backend::install::install_sandbox`).
+    /// `wsp_install::install_sandbox`).
     fn confines_installs(&self, id: &str) -> bool {
-        wsp_backend::execute::sandbox_by_default() || self.inner.store.was_sandboxed(id)
+        wsp_exec::sandbox_by_default() || self.inner.store.was_sandboxed(id)
     }
 
     /// The request's package source over the server's defaults: its `find_links` after the
@@ -188,7 +188,7 @@ pub(super) fn found(count: usize) -> String {
     format!("Found {count} installed package{s}")
 }
 
-async fn lock(root: &Path) -> Answer<wsp_backend::install::InstallLock> {
+async fn lock(root: &Path) -> Answer<wsp_install::InstallLock> {
     lock_environment(root).await.map_err(|e| {
         let detail = format!("cannot take the install lock of {}: {e}", root.display());
         execution_failed("install lock", &FailureReason::InstallFailed, &detail, &e)

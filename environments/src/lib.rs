@@ -3,26 +3,27 @@
 //! [`Environments`] holds what every backend shares: the state store (index, ids, names,
 //! locks), the in-process side of the delete-waits rule, and the order of checks. The backend
 //! only provisions, describes, runs in, installs into and releases environments (see
-//! [`wsp_backend::backend`]).
+//! [`wsp_backend::Backend`]).
 //!
 //! Work that decides a request's fate by read order happens synchronously when the router calls
 //! the handler: a `get`/`execute` registers its use of the environment, a `delete` marks the
 //! environment as going away. Everything else runs in the request's future.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod failure;
 mod handlers;
 mod install;
 mod progress;
+pub mod store;
 mod streaming;
 mod usage;
 
 use std::sync::Arc;
 
-use wsp_backend::install::InstallSource;
-use wsp_backend::store::Store;
-use wsp_backend::BoxBackend;
+use crate::store::Store;
+use wsp_backend::{BoxBackend, InstallSource};
 use wsp_protocol::methods;
 use wsp_protocol::schema::MethodSchema;
 
@@ -101,7 +102,7 @@ impl Environments {
         if with_notifier {
             features.push("progress");
         }
-        if wsp_backend::execute::sandbox_availability().is_ok() {
+        if wsp_exec::sandbox_availability().is_ok() {
             features.push("execute.sandbox");
         }
         features.into_iter().map(str::to_owned).collect()

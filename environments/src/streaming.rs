@@ -13,7 +13,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use tokio::sync::mpsc;
-use wsp_backend::execute::OutputChunk;
+use wsp_exec::OutputChunk;
 use wsp_protocol::results::OutputParams;
 use wsp_protocol::{error, ExecuteParams, Params, Request, Response};
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use rustix::fs::inotify;
 use store_support::create;
-use wsp_backend::store::Store;
+use wsp_environments::store::Store;
 
 const ROLE: &str = "WSP_STORE_CACHE_TEST_DIR";
 
@@ -30,7 +30,7 @@ async fn child_process_entry() {
     }
 }
 
-fn ids(records: &[wsp_backend::store::EnvironmentRecord]) -> BTreeSet<String> {
+fn ids(records: &[wsp_environments::store::EnvironmentRecord]) -> BTreeSet<String> {
     records.iter().map(|record| record.id.clone()).collect()
 }
 

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 
 use store_support::{create, wait_for_removal_to_wait, MARKER_CONTENTS};
-use wsp_backend::store::{EnvironmentRecord, Store, StoreError};
+use wsp_environments::store::{EnvironmentRecord, Store, StoreError};
 
 const ROLE_STORE: &str = "WSP_STORE_CANCEL_TEST_DIR";
 const ROLE_ID: &str = "WSP_STORE_CANCEL_TEST_ID";

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use rand::Rng;
 use store_support::{create, details, entries, provision, raw_index, MARKER_CONTENTS};
-use wsp_backend::store::{EnvironmentRecord, Store};
+use wsp_environments::store::{EnvironmentRecord, Store};
 
 const ROLE: &str = "WSP_FULL_DISK_TEST_ROLE";
 const STORE_DIR: &str = "WSP_FULL_DISK_TEST_DIR";

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use store_support::{create, raw_index, MARKER_CONTENTS};
-use wsp_backend::store::{Removal, Store, StoreError};
+use wsp_environments::store::{Removal, Store, StoreError};
 
 /// A directory outside the store holding a file that nothing may delete.
 struct Canary {

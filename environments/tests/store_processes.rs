@@ -15,7 +15,7 @@ use rand::Rng;
 use store_support::{
     create, details, entries, provision, reservation_ids, wait_for_removal_to_wait, MARKER_CONTENTS,
 };
-use wsp_backend::store::{Store, StoreError};
+use wsp_environments::store::{Store, StoreError};
 
 const ROLE: &str = "WSP_STORE_TEST_ROLE";
 const STORE_DIR: &str = "WSP_STORE_TEST_DIR";

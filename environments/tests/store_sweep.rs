@@ -9,7 +9,7 @@ use std::time::Instant;
 use store_support::{
     create, delete_lock_path, entries, provision, reservation_ids, wait_for_removal_to_wait,
 };
-use wsp_backend::store::Store;
+use wsp_environments::store::Store;
 
 fn open_temp() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();

@@ -26,6 +26,7 @@
 //!
 //! This order is the order of checks the protocol requires: JSON-RPC shape (the runtime), then
 //! the lifecycle gate, then method lookup, then params, then the handler.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod cancel;

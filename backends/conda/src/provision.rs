@@ -9,7 +9,7 @@ use rattler_conda_types::{GenericVirtualPackage, MatchSpec, Matches, RepoDataRec
 use rattler_repodata_gateway::RepoData;
 use rattler_solve::{SolveError, SolverImpl, SolverTask};
 use rattler_virtual_packages::{VirtualPackageOverrides, VirtualPackages};
-use wsp_backend::interpreters::{PythonVersion, VersionRequest};
+use wsp_interpreters::{PythonVersion, VersionRequest};
 use wsp_backend::{BackendError, ProvisionRequest, Provisioned};
 
 use crate::channels::{match_spec, ChannelSet};

@@ -1,5 +1,7 @@
 //! Running commands inside environments: the runner every backend uses for
-//! `environment/execute`.
+//! `environment/execute`, with the containment and the sandbox it runs them in, and the
+//! file-system walks that must not follow links ([`remove_tree`], [`file_events`]). This crate
+//! holds all of WSP's `unsafe` code but the server's stdio.
 //!
 //! A command runs with the server's own environment plus the environment's [`Activation`],
 //! then the request's variables on top, and finally [`ENVIRONMENT_ID_VAR`] and
@@ -49,16 +51,20 @@
 //! main child exits (in that mode, or one that was handed the pipe over a socket), the output
 //! is read for a short grace period ([`PIPE_GRACE`]) and then returned as it is.
 
+#![warn(missing_docs)]
+
 mod activation;
 mod capture;
 mod child;
 mod contain;
+pub mod file_events;
 mod links;
 mod lookup;
 mod options;
-mod request;
+pub mod remove_tree;
 pub mod sandbox;
 mod stack;
+mod user_namespace;
 mod utf8;
 
 use std::collections::BTreeMap;
@@ -73,21 +79,20 @@ use tokio::sync::watch;
 use wsp_protocol::results::OutputStream;
 use wsp_protocol::ExecuteResult;
 
-use crate::BackendError;
+use wsp_backend::BackendError;
 
 pub use activation::Activation;
 pub use contain::{
-    containment_mode, kill_all_live, process_limit, ContainmentMode, ProcessLimit,
-    TEST_CONTAINMENT_VAR,
+    containment_mode, kill_all_live, process_limit, ProcessLimit, TEST_CONTAINMENT_VAR,
 };
-pub use options::{
-    default_max_output_bytes, set_default_max_output_bytes, OutputChunk, OutputSink, RunOptions,
-    DEFAULT_MAX_OUTPUT_BYTES,
-};
-pub use request::{resolve_cwd, WorkingDir};
+pub use options::{default_max_output_bytes, set_default_max_output_bytes};
 pub use sandbox::{
-    sandbox_availability, sandbox_by_default, set_sandbox_by_default, SandboxNetwork,
-    SandboxPolicy, TEST_UNAVAILABLE_VAR,
+    sandbox_availability, sandbox_by_default, set_sandbox_by_default, TEST_UNAVAILABLE_VAR,
+};
+/// What a run is asked to do: the request vocabulary of `wsp-backend`, here too.
+pub use wsp_backend::{
+    resolve_cwd, ContainmentMode, OutputChunk, OutputSink, RunOptions, SandboxNetwork,
+    SandboxPolicy, WorkingDir, DEFAULT_MAX_OUTPUT_BYTES,
 };
 pub use stack::{
     current_stack, parse_stack, stack_value, ENVIRONMENT_ID_VAR, ENVIRONMENT_STACK_VAR,
@@ -121,8 +126,8 @@ pub struct RunSpec<'a> {
 }
 
 impl<'a> RunSpec<'a> {
-    /// The command of a backend's [`RunRequest`](crate::RunRequest), run under `activation`.
-    pub fn for_request(activation: &'a Activation, request: &'a crate::RunRequest) -> Self {
+    /// The command of a backend's [`RunRequest`](wsp_backend::RunRequest), run under `activation`.
+    pub fn for_request(activation: &'a Activation, request: &'a wsp_backend::RunRequest) -> Self {
         RunSpec {
             activation,
             environment_id: &request.environment_id,
@@ -189,8 +194,7 @@ pub async fn run_with_stack(
                 error,
             ),
         })?;
-    let limits = options
-        .rlimits()
+    let limits = options::rlimits(&options)
         .into_iter()
         .filter(|(resource, _)| {
             *resource != rustix::process::Resource::Nproc || containment.rlimit_processes()
@@ -252,7 +256,7 @@ pub async fn run_with_stack(
         )
     })?;
     containment.started(child.id());
-    let limit = options.output_limit();
+    let limit = options::output_limit(&options);
     let stdout = capture::Capture {
         pipe: child.stdout.take(),
         stream: OutputStream::Stdout,

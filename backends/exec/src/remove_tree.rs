@@ -40,7 +40,7 @@ enum Contents {
 
 /// Deletes `path`: a directory with everything below it, or a file or symlink itself. A
 /// missing path is not an error. The last component of `path` is not followed either.
-pub(crate) fn remove_tree(path: &Path) -> io::Result<()> {
+pub fn remove_tree(path: &Path) -> io::Result<()> {
     remove(path, Contents::Files)
 }
 

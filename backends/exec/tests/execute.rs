@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
-use wsp_backend::execute::{
+use wsp_exec::{
     resolve_cwd, run, run_with_stack, Activation, RunSpec, ENVIRONMENT_ID_VAR,
     ENVIRONMENT_STACK_VAR,
 };

@@ -4,7 +4,7 @@
 mod execute_support;
 
 use execute_support::{alive, contained, containing_modes, wait_gone, Env, PidPipe, BOUND};
-use wsp_backend::execute::{containment_mode, ContainmentMode, PIPE_GRACE};
+use wsp_exec::{containment_mode, ContainmentMode, PIPE_GRACE};
 use wsp_backend::BackendError;
 
 /// Held by each test that runs commands. In `cgroup` mode the end of every run kills the

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use execute_support::Env;
 use rustix::fs::{renameat_with, RenameFlags, CWD};
 use tempfile::TempDir;
-use wsp_backend::execute::{resolve_cwd, run, RunSpec, WorkingDir};
+use wsp_exec::{resolve_cwd, run, RunSpec, WorkingDir};
 
 const ID: &str = "env-0123456789ab";
 

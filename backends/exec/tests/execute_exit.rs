@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use execute_support::{contained, containing_modes, wait_gone, Env, PidPipe, BOUND};
-use wsp_backend::execute::{kill_all_live, ContainmentMode};
+use wsp_exec::{kill_all_live, ContainmentMode};
 
 const INNER: &str = "WSP_EXECUTE_EXIT_INNER";
 

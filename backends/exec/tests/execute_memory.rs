@@ -8,7 +8,7 @@ mod execute_support;
 
 use execute_support::Env;
 use tokio::sync::mpsc;
-use wsp_backend::execute::RunOptions;
+use wsp_exec::RunOptions;
 
 const STREAM: &str = "head -c 200000000 /dev/zero";
 const LIMIT: u64 = 1 << 20;

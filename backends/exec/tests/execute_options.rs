@@ -9,7 +9,7 @@ use execute_support::{
     alive, contained, containing_modes, python3, wait_gone, Env, PidPipe, BOUND,
 };
 use tokio::sync::mpsc;
-use wsp_backend::execute::{
+use wsp_exec::{
     process_limit, ContainmentMode, OutputChunk, ProcessLimit, RunOptions, TIMED_OUT_EXIT_CODE,
 };
 use wsp_protocol::params::ExecuteLimits;

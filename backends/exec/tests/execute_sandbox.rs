@@ -11,7 +11,7 @@ use std::os::unix::net::UnixListener;
 use wsp_protocol::FailureReason;
 
 use execute_sandbox_support::{containing_modes, op, Fixture, BOUND};
-use wsp_backend::execute::{containment_mode, sandbox_availability, ContainmentMode, RunOptions};
+use wsp_exec::{containment_mode, sandbox_availability, ContainmentMode, RunOptions};
 use wsp_backend::BackendError;
 
 /// A refusal as the kernel spells it for each kind of attempt.

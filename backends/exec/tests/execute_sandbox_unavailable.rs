@@ -5,7 +5,7 @@
 mod execute_sandbox_support;
 
 use execute_sandbox_support::Fixture;
-use wsp_backend::execute::{
+use wsp_exec::{
     containment_mode, sandbox_availability, RunOptions, TEST_UNAVAILABLE_VAR,
 };
 use wsp_backend::BackendError;

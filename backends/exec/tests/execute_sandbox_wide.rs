@@ -6,7 +6,7 @@ mod execute_sandbox_support;
 
 use execute_sandbox_support::{python3, BOUND};
 use std::collections::BTreeMap;
-use wsp_backend::execute::{
+use wsp_exec::{
     containment_mode, resolve_cwd, run_with_stack, Activation, RunOptions, RunSpec, SandboxPolicy,
 };
 

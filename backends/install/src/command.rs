@@ -146,7 +146,7 @@ fn is_executable(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::install::InstallSource;
+    use crate::InstallSource;
 
     fn request(upgrade: bool) -> InstallRequest {
         InstallRequest {

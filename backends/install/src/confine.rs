@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use url::Url;
 
 use super::InstallSource;
-use crate::execute::{SandboxNetwork, SandboxPolicy};
+use wsp_exec::{SandboxNetwork, SandboxPolicy};
 
 /// The port of the default index (PyPI, over HTTPS).
 const DEFAULT_INDEX_PORT: u16 = 443;

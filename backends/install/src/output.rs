@@ -9,10 +9,10 @@ use wsp_protocol::results::OutputStream;
 
 use super::steps::{step, StepKind};
 use super::{ProgressSink, ProgressStep};
-use crate::execute::{
+use wsp_exec::{
     resolve_cwd, run, Activation, OutputChunk, RunOptions, RunSpec, SandboxPolicy,
 };
-use crate::BackendError;
+use wsp_backend::BackendError;
 
 /// The most bytes of the installer's message an error carries (its end, where installers put
 /// the error).

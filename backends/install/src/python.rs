@@ -11,8 +11,8 @@
 use std::path::PathBuf;
 use std::process::Stdio;
 
-use crate::backend::BackendError;
-use crate::interpreters::{InterpreterInfo, Inventory, VersionRequest};
+use wsp_backend::BackendError;
+use wsp_interpreters::{InterpreterInfo, Inventory, VersionRequest};
 
 /// Installs Pythons that no locator finds with uv (`wsp serve --python-downloads`).
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
-use wsp_backend::packages::{installed_packages, normalize_name, scan, site_packages_dirs};
+use wsp_install::packages::{installed_packages, normalize_name, scan, site_packages_dirs};
 use wsp_protocol::Package;
 
 fn site_packages(root: &Path, lib: &str) -> PathBuf {

@@ -14,7 +14,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use tempfile::TempDir;
-use wsp_backend::packages::{installed_packages, read_untrusted_file};
+use wsp_install::packages::{installed_packages, read_untrusted_file};
 
 const ROLE: &str = "WSP_PACKAGES_TEST_SCAN_ROOT";
 const ADDRESS_SPACE_LIMIT: u64 = 512 << 20;

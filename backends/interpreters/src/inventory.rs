@@ -33,6 +33,20 @@ pub enum ResolveError {
     },
 }
 
+impl From<ResolveError> for wsp_backend::BackendError {
+    fn from(error: ResolveError) -> Self {
+        match error {
+            ResolveError::Unavailable {
+                requested,
+                available,
+            } => wsp_backend::BackendError::VersionUnavailable {
+                requested,
+                available,
+            },
+        }
+    }
+}
+
 /// The interpreter chosen for a request, and where it was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resolved {

@@ -24,7 +24,7 @@
 //!
 //! ```
 //! use std::path::PathBuf;
-//! use wsp_backend::interpreters::{
+//! use wsp_interpreters::{
 //!     Candidate, Inventory, InventoryConfig, Locator, Source, VersionRequest,
 //! };
 //!
@@ -75,6 +75,9 @@
 //! }
 //! # }
 //! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod cache;
 mod config;

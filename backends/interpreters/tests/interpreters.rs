@@ -7,7 +7,7 @@ use std::fs;
 use std::os::unix::fs::symlink;
 
 use interpreters_support::*;
-use wsp_backend::interpreters::{
+use wsp_interpreters::{
     Inventory, InventoryConfig, PythonVersion, ResolveError, Source, VersionRequest,
 };
 

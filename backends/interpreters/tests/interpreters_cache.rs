@@ -7,7 +7,7 @@ use std::fs;
 use std::time::{Duration, Instant, SystemTime};
 
 use interpreters_support::*;
-use wsp_backend::interpreters::{Inventory, InventoryConfig, VersionRequest};
+use wsp_interpreters::{Inventory, InventoryConfig, VersionRequest};
 
 #[tokio::test]
 async fn each_interpreter_is_queried_once() {

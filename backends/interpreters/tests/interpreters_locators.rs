@@ -10,8 +10,8 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use interpreters_support::*;
-use wsp_backend::interpreters::locators::{InstallsLocator, SystemLocator, SYSTEM_DIRS};
-use wsp_backend::interpreters::{Candidate, Inventory, InventoryConfig, Locator, Source};
+use wsp_interpreters::locators::{InstallsLocator, SystemLocator, SYSTEM_DIRS};
+use wsp_interpreters::{Candidate, Inventory, InventoryConfig, Locator, Source};
 
 /// `config` searching only what its home-derived fields say: no system dirs, no `PATH`.
 fn home_only(mut config: InventoryConfig) -> InventoryConfig {

@@ -8,7 +8,7 @@ use std::os::unix::fs::symlink;
 use std::time::{Duration, Instant};
 
 use interpreters_support::*;
-use wsp_backend::interpreters::{Inventory, InventoryConfig, QueryError, Source};
+use wsp_interpreters::{Inventory, InventoryConfig, QueryError, Source};
 
 #[tokio::test]
 async fn failing_and_shim_entries_on_path_do_not_end_the_search() {

@@ -190,7 +190,7 @@ pub fn write_simple_index(dir: &Path, files: &[PathBuf]) -> io::Result<()> {
         std::fs::copy(file, store.join(name))?;
         let project = name.split('-').next().unwrap_or(name);
         projects
-            .entry(crate::packages::normalize_name(project))
+            .entry(wsp_install::packages::normalize_name(project))
             .or_default()
             .push(name.to_owned());
     }

@@ -12,7 +12,7 @@ use common::{
     block_on, build_wheel, for_each, install_and_import, python, python3_infos, run_ok,
     site_packages,
 };
-use wsp_backend::interpreters::InterpreterInfo;
+use wsp_interpreters::InterpreterInfo;
 use wsp_backend_venv::{create_venv, SeedOutcome, VenvMode, VenvOptions};
 
 /// A seed cache shared by the tests that are not about filling it (kept between runs under

@@ -174,9 +174,9 @@ pub(crate) fn rename_if_present(from: &Path, to: &Path) -> io::Result<bool> {
 ///
 /// Nothing is followed (a symlink anywhere inside is removed as a link and what it points at is
 /// left alone), and no depth of tree exhausts the stack or the descriptors: see
-/// [`crate::remove_tree`].
+/// [`wsp_exec::remove_tree`].
 pub(crate) fn remove_path(path: &Path) -> io::Result<()> {
-    crate::remove_tree::remove_tree(path)
+    wsp_exec::remove_tree::remove_tree(path)
 }
 
 /// Makes a rename or creation inside `dir` durable.

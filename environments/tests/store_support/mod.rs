@@ -6,7 +6,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use wsp_backend::store::{CommitFacts, EnvironmentRecord, Store};
+use wsp_environments::store::{CommitFacts, EnvironmentRecord, Store};
 
 /// What the tests write into an environment root before committing it.
 pub const MARKER_CONTENTS: &str = "provisioned completely\n";

@@ -1,34 +1,17 @@
 //! How a command runs beyond what it is: stdin, a timeout, output limits and streaming,
-//! resource limits, containment, a sandbox.
+//! resource limits, containment, a sandbox. The `wsp-exec` crate runs commands by these.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::Bytes;
-use rustix::process::{getrlimit, Resource};
 use tokio::sync::mpsc;
 use wsp_protocol::params::ExecuteLimits;
 use wsp_protocol::results::OutputStream;
 
-use super::{ContainmentMode, SandboxPolicy};
-
 /// The default most bytes each output stream takes in the result, encoded as a JSON string
-/// (see [`super`]): 16 MiB.
+/// (escapes included, quotes not): 16 MiB.
 pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 16 * 1024 * 1024;
-
-static MAX_OUTPUT_BYTES: AtomicU64 = AtomicU64::new(DEFAULT_MAX_OUTPUT_BYTES);
-
-/// Sets the most bytes each stream takes in the result (JSON-encoded) for commands that do not say (`wsp serve
-/// --max-output-bytes`); at least 1.
-pub fn set_default_max_output_bytes(bytes: u64) {
-    MAX_OUTPUT_BYTES.store(bytes.max(1), Ordering::Relaxed);
-}
-
-/// The most bytes each stream takes in the result (JSON-encoded) for commands that do not
-/// say.
-pub fn default_max_output_bytes() -> u64 {
-    MAX_OUTPUT_BYTES.load(Ordering::Relaxed)
-}
 
 /// A piece of a command's output, sent as it arrives when the run has an output sink.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,44 +37,82 @@ pub struct RunOptions {
     /// `timed_out` with exit code `-9`.
     pub timeout: Option<Duration>,
     /// The most bytes each stream's text takes in the result, encoded as a JSON string
-    /// (escapes included, quotes not); `None` is [`default_max_output_bytes`].
+    /// (escapes included, quotes not); `None` is the server's default (at first
+    /// [`DEFAULT_MAX_OUTPUT_BYTES`]).
     pub max_output_bytes: Option<u64>,
     /// Where output goes as it arrives, besides the result.
     pub output: Option<OutputSink>,
     /// Resource limits for the child.
     pub limits: ExecuteLimits,
-    /// The containment to use; `None` is [`super::containment_mode`], the best this process
-    /// has.
+    /// The containment to use; `None` is the best this process has.
     pub containment: Option<ContainmentMode>,
-    /// Runs the command in a sandbox (see [`super::sandbox`]); `None`: unconfined.
+    /// Runs the command in a sandbox; `None`: unconfined.
     pub sandbox: Option<SandboxPolicy>,
 }
 
-impl RunOptions {
-    /// The per-stream limit in effect, in JSON-encoded bytes.
-    pub(super) fn output_limit(&self) -> usize {
-        let bytes = self
-            .max_output_bytes
-            .unwrap_or_else(default_max_output_bytes);
-        usize::try_from(bytes).unwrap_or(usize::MAX)
+/// How the processes of one command are held together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContainmentMode {
+    /// A cgroup v2 per command, killed with `cgroup.kill`.
+    Cgroup,
+    /// A PID namespace per command.
+    PidNamespace {
+        /// Whether the namespace is made inside a new user namespace (this process lacks the
+        /// privilege to make a PID namespace otherwise).
+        user_namespace: bool,
+    },
+    /// The command's process group only.
+    ProcessGroup,
+}
+
+impl ContainmentMode {
+    /// The mode's name as the server reports it: `cgroup`, `pid-namespace` or
+    /// `process-group`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContainmentMode::Cgroup => "cgroup",
+            ContainmentMode::PidNamespace { .. } => "pid-namespace",
+            ContainmentMode::ProcessGroup => "process-group",
+        }
     }
 
-    /// The rlimits to set in the child. A limit looser than this process's own hard limit
-    /// cannot be granted, so that hard limit is used instead.
-    pub(super) fn rlimits(&self) -> Vec<(Resource, u64)> {
-        let limits = &self.limits;
-        [
-            (Resource::As, limits.memory_bytes),
-            (Resource::Cpu, limits.cpu_seconds),
-            (Resource::Nproc, limits.processes),
-            (Resource::Nofile, limits.open_files),
-        ]
-        .into_iter()
-        .filter_map(|(resource, value)| {
-            let value = value?;
-            let hard = getrlimit(resource).maximum.unwrap_or(u64::MAX);
-            Some((resource, value.min(hard)))
-        })
-        .collect()
+    /// Whether a process that leaves the process group (`setsid`) is still contained.
+    pub fn contains_new_sessions(self) -> bool {
+        !matches!(self, ContainmentMode::ProcessGroup)
     }
+}
+
+/// What a sandboxed command may touch besides reading the system.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxPolicy {
+    /// The tree it may write (and read): the environment's root.
+    pub root: PathBuf,
+    /// Trees it may not even read, except `root` where it lies inside one: the state
+    /// directory.
+    pub hidden: Vec<PathBuf>,
+    /// What it may reach over the network.
+    pub network: SandboxNetwork,
+}
+
+impl SandboxPolicy {
+    /// A command in the environment at `root` that may not read `hidden` and has no network.
+    pub fn offline(root: PathBuf, hidden: Vec<PathBuf>) -> Self {
+        SandboxPolicy {
+            root,
+            hidden,
+            network: SandboxNetwork::None,
+        }
+    }
+}
+
+/// The network a sandboxed command may use.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum SandboxNetwork {
+    /// None at all: a network namespace of its own, with only a loopback that is down.
+    #[default]
+    None,
+    /// The host's network, to connect over TCP to these ports only (an installer reaching its
+    /// index); no TCP port may be bound. Name lookups (UDP) are not confined. On a kernel
+    /// whose Landlock ABI is older than 4, TCP is not confined either.
+    TcpConnect(Vec<u16>),
 }

@@ -39,6 +39,7 @@ use std::os::fd::RawFd;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+pub use crate::ContainmentMode;
 pub use pids::ProcessLimit;
 pub use registry::kill_all_live;
 
@@ -48,38 +49,6 @@ pub use registry::kill_all_live;
 pub const TEST_CONTAINMENT_VAR: &str = "WSP_TEST_CONTAINMENT";
 
 pub(super) use pidns::NamespacePlan;
-
-/// How the processes of one command are held together.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ContainmentMode {
-    /// A cgroup v2 per command, killed with `cgroup.kill`.
-    Cgroup,
-    /// A PID namespace per command.
-    PidNamespace {
-        /// Whether the namespace is made inside a new user namespace (this process lacks the
-        /// privilege to make a PID namespace otherwise).
-        user_namespace: bool,
-    },
-    /// The command's process group only.
-    ProcessGroup,
-}
-
-impl ContainmentMode {
-    /// The mode's name as the server reports it: `cgroup`, `pid-namespace` or
-    /// `process-group`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ContainmentMode::Cgroup => "cgroup",
-            ContainmentMode::PidNamespace { .. } => "pid-namespace",
-            ContainmentMode::ProcessGroup => "process-group",
-        }
-    }
-
-    /// Whether a process that leaves the process group (`setsid`) is still contained.
-    pub fn contains_new_sessions(self) -> bool {
-        !matches!(self, ContainmentMode::ProcessGroup)
-    }
-}
 
 /// The best mode this process can use, found by trying each once (later calls return the
 /// same answer). Finding that cgroups work makes this process's cgroup subtree, which kills

@@ -24,12 +24,13 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::OnceLock;
 
+use crate::user_namespace::IdMaps;
+
 /// What the child needs to enter its namespace, prepared before the fork.
 #[derive(Debug, Clone)]
-pub(in crate::execute) struct NamespacePlan {
-    /// `uid_map` and `gid_map` lines mapping this process's ids to themselves, when a user
-    /// namespace is made too.
-    user_maps: Option<(Vec<u8>, Vec<u8>)>,
+pub(crate) struct NamespacePlan {
+    /// The id maps, when a user namespace is made too.
+    user_maps: Option<IdMaps>,
     /// The read end of the server's lifeline, when it could be made.
     lifeline: Option<RawFd>,
 }
@@ -59,14 +60,7 @@ fn lifeline() -> Option<RawFd> {
 
 impl NamespacePlan {
     pub(super) fn new(user_namespace: bool) -> Self {
-        let user_maps = user_namespace.then(|| {
-            let uid = rustix::process::geteuid().as_raw();
-            let gid = rustix::process::getegid().as_raw();
-            (
-                format!("{uid} {uid} 1\n").into_bytes(),
-                format!("{gid} {gid} 1\n").into_bytes(),
-            )
-        });
+        let user_maps = user_namespace.then(IdMaps::of_this_process);
         NamespacePlan {
             user_maps,
             lifeline: lifeline(),
@@ -78,17 +72,14 @@ impl NamespacePlan {
     ///
     /// # Safety
     /// Call only in a freshly forked, single-threaded child, before exec.
-    pub(in crate::execute) unsafe fn enter(&self) -> io::Result<()> {
+    pub(crate) unsafe fn enter(&self) -> io::Result<()> {
         let mut flags = libc::CLONE_NEWPID;
         if self.user_maps.is_some() {
             flags |= libc::CLONE_NEWUSER;
         }
         check(libc::unshare(flags))?;
-        if let Some((uid_map, gid_map)) = &self.user_maps {
-            // `setgroups` exists since Linux 3.19; writing it is required before `gid_map`.
-            let _ = write_file(c"/proc/self/setgroups", b"deny");
-            write_file(c"/proc/self/uid_map", uid_map)?;
-            write_file(c"/proc/self/gid_map", gid_map)?;
+        if let Some(maps) = &self.user_maps {
+            maps.write()?;
         }
         let mut pipe = [0; 2];
         check(libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC))?;
@@ -148,17 +139,6 @@ fn check(result: libc::c_int) -> io::Result<libc::c_int> {
         Err(io::Error::last_os_error())
     } else {
         Ok(result)
-    }
-}
-
-unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
-    let fd = check(libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC))?;
-    let written = libc::write(fd, data.as_ptr().cast(), data.len());
-    libc::close(fd);
-    if written == data.len() as isize {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
     }
 }
 

@@ -6,7 +6,7 @@ use landlock::ABI;
 
 use super::child::{failure_pipe, read_failure, ChildSandbox};
 use super::{rules, tmpdir};
-use crate::execute::containment_mode;
+use crate::containment_mode;
 
 /// Set to `1`, this variable makes the probe fail, so that tests can see what a machine
 /// without the sandbox answers. It is meant for tests only.

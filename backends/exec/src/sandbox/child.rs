@@ -12,6 +12,7 @@ use std::path::Path;
 
 use super::mounts::{reopen_null_stdin, MountPlan};
 use super::seccomp;
+use crate::user_namespace::IdMaps;
 
 use landlock::{RestrictSelfError, RulesetCreated, RulesetError, RulesetStatus};
 
@@ -28,9 +29,8 @@ enum Step {
 
 /// The child's half of a sandbox, prepared before the fork.
 #[derive(Debug)]
-pub(in crate::execute) struct ChildSandbox {
-    uid_map: Vec<u8>,
-    gid_map: Vec<u8>,
+pub(crate) struct ChildSandbox {
+    id_maps: IdMaps,
     network: bool,
     mounts: MountPlan,
     ruleset: Option<RulesetCreated>,
@@ -49,11 +49,8 @@ impl ChildSandbox {
         network: bool,
         report: OwnedFd,
     ) -> io::Result<Self> {
-        let uid = rustix::process::geteuid().as_raw();
-        let gid = rustix::process::getegid().as_raw();
         Ok(ChildSandbox {
-            uid_map: format!("{uid} {uid} 1\n").into_bytes(),
-            gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+            id_maps: IdMaps::of_this_process(),
             network,
             mounts: MountPlan::new(writable)?,
             ruleset: Some(ruleset),
@@ -67,7 +64,7 @@ impl ChildSandbox {
     ///
     /// # Safety
     /// Call only in a freshly forked, single-threaded child, before exec.
-    pub(in crate::execute) unsafe fn enter_namespaces(&self) -> io::Result<()> {
+    pub(crate) unsafe fn enter_namespaces(&self) -> io::Result<()> {
         let entered = self.unshare_and_map();
         if let Err(error) = &entered {
             self.report(Step::Namespaces, error.raw_os_error().unwrap_or(0));
@@ -81,7 +78,7 @@ impl ChildSandbox {
     ///
     /// # Safety
     /// Call only in the child, after [`Self::enter_namespaces`], before exec.
-    pub(in crate::execute) unsafe fn confine_mounts(&self, reopen_stdin: bool) -> io::Result<()> {
+    pub(crate) unsafe fn confine_mounts(&self, reopen_stdin: bool) -> io::Result<()> {
         let mounted = self.mounts.apply().and_then(|()| {
             if reopen_stdin {
                 reopen_null_stdin()
@@ -103,11 +100,7 @@ impl ChildSandbox {
         if libc::unshare(flags) == -1 {
             return Err(io::Error::last_os_error());
         }
-        // Required before `gid_map` without privilege over the parent namespace, which a
-        // process inside the new namespace never has.
-        write_file(c"/proc/self/setgroups", b"deny")?;
-        write_file(c"/proc/self/uid_map", &self.uid_map)?;
-        write_file(c"/proc/self/gid_map", &self.gid_map)
+        self.id_maps.write()
     }
 
     /// Enforces the ruleset (with `no_new_privs`), anything short of full enforcement failing,
@@ -115,7 +108,7 @@ impl ChildSandbox {
     ///
     /// # Safety
     /// Call only in a freshly forked, single-threaded child, before exec, once.
-    pub(in crate::execute) unsafe fn restrict(&mut self) -> io::Result<()> {
+    pub(crate) unsafe fn restrict(&mut self) -> io::Result<()> {
         let Some(ruleset) = self.ruleset.take() else {
             self.report(Step::Restrict, libc::EINVAL);
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
@@ -201,19 +194,4 @@ pub(super) fn read_failure(failures: &OwnedFd) -> Option<String> {
         }
         _ => format!("Landlock cannot restrict the command: {error}"),
     })
-}
-
-unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
-    let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-    if fd == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    let written = libc::write(fd, data.as_ptr().cast(), data.len());
-    let error = io::Error::last_os_error();
-    libc::close(fd);
-    if written == data.len() as isize {
-        Ok(())
-    } else {
-        Err(error)
-    }
 }

@@ -80,9 +80,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use wsp_protocol::FailureReason;
 
-use crate::BackendError;
+use wsp_backend::BackendError;
 
-use super::ContainmentMode;
+use crate::{ContainmentMode, SandboxNetwork, SandboxPolicy};
 
 use availability::enforceable_abi;
 pub use availability::{sandbox_availability, TEST_UNAVAILABLE_VAR};
@@ -99,41 +99,6 @@ pub fn set_sandbox_by_default(by_default: bool) {
 /// Whether a request that does not say is sandboxed.
 pub fn sandbox_by_default() -> bool {
     BY_DEFAULT.load(Ordering::Relaxed)
-}
-
-/// What a sandboxed command may touch besides reading the system.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SandboxPolicy {
-    /// The tree it may write (and read): the environment's root.
-    pub root: PathBuf,
-    /// Trees it may not even read, except `root` where it lies inside one: the state
-    /// directory.
-    pub hidden: Vec<PathBuf>,
-    /// What it may reach over the network.
-    pub network: SandboxNetwork,
-}
-
-impl SandboxPolicy {
-    /// A command in the environment at `root` that may not read `hidden` and has no network.
-    pub fn offline(root: PathBuf, hidden: Vec<PathBuf>) -> Self {
-        SandboxPolicy {
-            root,
-            hidden,
-            network: SandboxNetwork::None,
-        }
-    }
-}
-
-/// The network a sandboxed command may use.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum SandboxNetwork {
-    /// None at all: a network namespace of its own, with only a loopback that is down.
-    #[default]
-    None,
-    /// The host's network, to connect over TCP to these ports only (an installer reaching its
-    /// index); no TCP port may be bound. Name lookups (UDP) are not confined. On a kernel
-    /// whose Landlock ABI is older than 4, TCP is not confined either.
-    TcpConnect(Vec<u16>),
 }
 
 /// One run's sandbox, from before the spawn until the run ends.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
-use wsp_backend::execute::{
+use wsp_exec::{
     resolve_cwd, run_with_stack, Activation, ContainmentMode, RunOptions, RunSpec, SandboxPolicy,
 };
 use wsp_backend::BackendError;

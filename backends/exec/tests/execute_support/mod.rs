@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
-use wsp_backend::execute::{
+use wsp_exec::{
     containment_mode, resolve_cwd, run_with_stack, Activation, ContainmentMode, RunOptions, RunSpec,
 };
 use wsp_backend::BackendError;

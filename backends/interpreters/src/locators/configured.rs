@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use super::watch::behind_shims_dirs;
 use super::{behind_shims, Locator};
-use crate::interpreters::files::{is_executable_file, version_from_prefix};
-use crate::interpreters::shim::{inspect, Inspection};
-use crate::interpreters::{Candidate, Source};
+use crate::files::{is_executable_file, version_from_prefix};
+use crate::shim::{inspect, Inspection};
+use crate::{Candidate, Source};
 
 /// Offers the configured interpreter paths.
 #[derive(Debug, Clone)]

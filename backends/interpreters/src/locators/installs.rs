@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use super::watch::installations;
 use super::Locator;
-use crate::interpreters::files::{is_executable_file, patchlevel_version, plain_version, NameHint};
-use crate::interpreters::{Candidate, Source};
+use crate::files::{is_executable_file, patchlevel_version, plain_version, NameHint};
+use crate::{Candidate, Source};
 
 /// Lists the interpreters in one directory of installations.
 #[derive(Debug, Clone)]

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use super::path::interpreters_in_dirs;
 use super::Locator;
-use crate::interpreters::files::NameHint;
-use crate::interpreters::{Candidate, Source};
+use crate::files::NameHint;
+use crate::{Candidate, Source};
 
 /// The system directories searched by default, most local first.
 pub const SYSTEM_DIRS: [&str; 2] = ["/usr/local/bin", "/usr/bin"];

@@ -5,15 +5,15 @@
 //! uv's directory is `$UV_PYTHON_INSTALL_DIR`, else `$XDG_DATA_HOME/uv/python`, else
 //! `~/.local/share/uv/python` (see [`InventoryConfig::from_env`]).
 //!
-//! [`InventoryConfig::from_env`]: crate::interpreters::InventoryConfig::from_env
+//! [`InventoryConfig::from_env`]: crate::InventoryConfig::from_env
 
 use std::fs;
 use std::path::PathBuf;
 
 use super::watch::installations;
 use super::Locator;
-use crate::interpreters::files::{is_executable_file, plain_version};
-use crate::interpreters::{Candidate, Source};
+use crate::files::{is_executable_file, plain_version};
+use crate::{Candidate, Source};
 
 /// Lists the CPython interpreters in uv's install directory.
 #[derive(Debug, Clone)]

@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use wsp_backend::interpreters::{Candidate, InventoryConfig, Locator, PythonVersion, Source};
+use wsp_interpreters::{Candidate, InventoryConfig, Locator, PythonVersion, Source};
 
 /// This machine's pyenv root (`$PYENV_ROOT`, else `~/.pyenv`), if it has a `versions` dir.
 pub fn pyenv_root() -> Option<PathBuf> {

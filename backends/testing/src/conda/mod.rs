@@ -22,7 +22,7 @@
 //! each with a `repodata.json`.
 //!
 //! ```no_run
-//! use wsp_backend_conda::testing::{build_local_channel, PythonBuild};
+//! use wsp_testing::conda::{build_local_channel, PythonBuild};
 //!
 //! let builds = [PythonBuild::from_pyenv("3.12.1").expect("pyenv has 3.12.1")];
 //! let url = build_local_channel("/tmp/channel".as_ref(), &builds).expect("channel");
