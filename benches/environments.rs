@@ -22,9 +22,9 @@ use support::{interpreter, run_quietly, runtime};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
-use wsp_interpreters::{Inventory, InventoryConfig};
-use wsp_environments::store::{CommitFacts, Store};
 use wsp_conformance::{BackendUnderTest, Client, Fixture};
+use wsp_environments::store::{CommitFacts, Store};
+use wsp_interpreters::{Inventory, InventoryConfig};
 
 fn venv_backend() -> BackendUnderTest {
     BackendUnderTest::new("venv", "3.12", |ctx| {

@@ -1,8 +1,8 @@
 //! The reference server's backends: which one serves, and how it is set up from the config.
 
+use wsp_environments::store::Store;
 use wsp_install::PythonDownloads;
 use wsp_interpreters::{Inventory, InventoryConfig};
-use wsp_environments::store::Store;
 
 use crate::config::{BackendKind, ServeConfig};
 use crate::serve::StartError;

@@ -66,9 +66,7 @@ pub fn reference_server(config: &ServeConfig) -> Result<wsp_server::Server, Star
         backend: config.backend.name().to_owned(),
         features: wsp_environments::Environments::features(true),
         // Probed once per process: whether the shared runner can enforce `sandbox: true` here.
-        sandbox_unavailable_reason: wsp_exec::sandbox_availability()
-            .err()
-            .map(str::to_owned),
+        sandbox_unavailable_reason: wsp_exec::sandbox_availability().err().map(str::to_owned),
         process_limit: Some(wsp_exec::process_limit().as_str().to_owned()),
         ..ServerFacts::default()
     };

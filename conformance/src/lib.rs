@@ -56,9 +56,9 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 
-use wsp_interpreters::{Inventory, InventoryConfig};
-use wsp_environments::store::Store;
 use wsp_backend::BoxBackend;
+use wsp_environments::store::Store;
+use wsp_interpreters::{Inventory, InventoryConfig};
 
 pub use install_order::progress_values;
 pub use wsp_server::client::Client;

@@ -3,10 +3,10 @@
 use std::future::Future;
 use wsp_protocol::FailureReason;
 
-use serde_json::{json, Value};
-use wsp_exec::{current_stack, resolve_cwd, OutputSink, RunOptions};
 use crate::store::{CommitFacts, EnvironmentRecord, Removal, UseGuard};
+use serde_json::{json, Value};
 use wsp_backend::{DescribeRequest, ProvisionRequest, ReleaseRequest, RunRequest};
+use wsp_exec::{current_stack, resolve_cwd, OutputSink, RunOptions};
 use wsp_protocol::validation::Violation;
 use wsp_protocol::{
     error, CreateParams, DeleteAck, EnvironmentDetails, EnvironmentSummary, ErrorObjectOwned,
@@ -174,12 +174,7 @@ impl Environments {
                 sandbox: params
                     .sandbox
                     .unwrap_or_else(wsp_exec::sandbox_by_default)
-                    .then(|| {
-                        wsp_exec::SandboxPolicy::offline(
-                            record.root.clone(),
-                            self.hidden(),
-                        )
-                    }),
+                    .then(|| wsp_exec::SandboxPolicy::offline(record.root.clone(), self.hidden())),
             };
             if options.sandbox.is_some() {
                 self.inner

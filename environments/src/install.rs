@@ -11,8 +11,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 use wsp_protocol::FailureReason;
 
-use wsp_install::{lock_environment, InstallSource};
 use wsp_backend::{InstallRequest, UninstallRequest};
+use wsp_install::{lock_environment, InstallSource};
 use wsp_protocol::params::PackageSource;
 use wsp_protocol::{error, EnvironmentDetails, InstallParams, UninstallParams};
 
@@ -109,9 +109,9 @@ impl Environments {
             let record = guard.record().clone();
             let _turn = self.inner.turns.take(&record.id).await;
             let _lock = lock(&record.root).await?;
-            let sandbox = self.confines_installs(&record.id).then(|| {
-                wsp_install::uninstall_sandbox(record.root.clone(), self.hidden())
-            });
+            let sandbox = self
+                .confines_installs(&record.id)
+                .then(|| wsp_install::uninstall_sandbox(record.root.clone(), self.hidden()));
             self.backend()
                 .call(UninstallRequest {
                     root: record.root.clone(),
@@ -139,9 +139,9 @@ impl Environments {
         let _turn = self.inner.turns.take(id).await;
         let _lock = lock(root).await?;
         let source = self.source(packages.source);
-        let sandbox = self.confines_installs(id).then(|| {
-            wsp_install::install_sandbox(root.to_owned(), self.hidden(), &source)
-        });
+        let sandbox = self
+            .confines_installs(id)
+            .then(|| wsp_install::install_sandbox(root.to_owned(), self.hidden(), &source));
         progress
             .forward(span, |sink| {
                 self.backend().call(InstallRequest {

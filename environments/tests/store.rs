@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use store_support::{
     create, details, entries, provision, raw_index, reservation_ids, wait_for_removal_to_wait,
 };
-use wsp_environments::store::{is_environment_id, new_environment_id, Store, StoreError, ID_PREFIX};
+use wsp_environments::store::{
+    is_environment_id, new_environment_id, Store, StoreError, ID_PREFIX,
+};
 
 fn open_temp() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();

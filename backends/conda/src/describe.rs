@@ -6,8 +6,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use wsp_protocol::FailureReason;
 
-use wsp_install::packages::{normalize_name, scan, site_packages_dirs};
 use wsp_backend::{BackendError, Description};
+use wsp_install::packages::{normalize_name, scan, site_packages_dirs};
 use wsp_protocol::Package;
 
 /// The fields of a `conda-meta/*.json` record that a description needs.

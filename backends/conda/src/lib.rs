@@ -39,9 +39,11 @@ pub mod untrusted;
 
 use std::path::PathBuf;
 
-use wsp_exec::{self, RunSpec};
 use wsp_backend::{Backend, BackendError, DescribeRequest, Description, RunRequest};
-use wsp_backend::{InstallRequest, ProvisionRequest, Provisioned, ReleaseRequest, UninstallRequest};
+use wsp_backend::{
+    InstallRequest, ProvisionRequest, Provisioned, ReleaseRequest, UninstallRequest,
+};
+use wsp_exec::RunSpec;
 use wsp_protocol::ExecuteResult;
 
 /// The channel used when none is configured.
@@ -115,7 +117,7 @@ impl Backend for CondaBackend {
     /// Runs a command with the prefix activated.
     async fn run(&self, request: RunRequest) -> Result<ExecuteResult, BackendError> {
         let activation = activation::activate(&self.config, &request.root).await;
-        execute::run(RunSpec::for_request(&activation, &request)).await
+        wsp_exec::run(RunSpec::for_request(&activation, &request)).await
     }
 
     async fn install(&self, request: InstallRequest) -> Result<(), BackendError> {

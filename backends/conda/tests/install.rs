@@ -5,14 +5,14 @@
 use std::path::{Path, PathBuf};
 
 use tokio::sync::mpsc;
-use wsp_install::{InstallSource, ProgressStep};
-use wsp_interpreters::VersionRequest;
 use wsp_backend::{
     Backend, BackendError, DescribeRequest, InstallRequest, ProvisionRequest, RunRequest,
     UninstallRequest,
 };
-use wsp_testing::conda::{build_local_channel_with, CondaPackage, PythonBuild};
 use wsp_backend_conda::{CondaBackend, CondaConfig};
+use wsp_install::{InstallSource, ProgressStep};
+use wsp_interpreters::VersionRequest;
+use wsp_testing::conda::{build_local_channel_with, CondaPackage, PythonBuild};
 
 struct Fixture {
     dir: tempfile::TempDir,

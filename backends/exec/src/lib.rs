@@ -89,13 +89,13 @@ pub use options::{default_max_output_bytes, set_default_max_output_bytes};
 pub use sandbox::{
     sandbox_availability, sandbox_by_default, set_sandbox_by_default, TEST_UNAVAILABLE_VAR,
 };
+pub use stack::{
+    current_stack, parse_stack, stack_value, ENVIRONMENT_ID_VAR, ENVIRONMENT_STACK_VAR,
+};
 /// What a run is asked to do: the request vocabulary of `wsp-backend`, here too.
 pub use wsp_backend::{
     resolve_cwd, ContainmentMode, OutputChunk, OutputSink, RunOptions, SandboxNetwork,
     SandboxPolicy, WorkingDir, DEFAULT_MAX_OUTPUT_BYTES,
-};
-pub use stack::{
-    current_stack, parse_stack, stack_value, ENVIRONMENT_ID_VAR, ENVIRONMENT_STACK_VAR,
 };
 
 /// How long the output pipes (and stdin) are still served after the main child exited and

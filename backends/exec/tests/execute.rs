@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
+use wsp_backend::BackendError;
 use wsp_exec::{
     resolve_cwd, run, run_with_stack, Activation, RunSpec, ENVIRONMENT_ID_VAR,
     ENVIRONMENT_STACK_VAR,
 };
-use wsp_backend::BackendError;
 use wsp_protocol::ExecuteResult;
 
 const ID: &str = "env-0123456789ab";

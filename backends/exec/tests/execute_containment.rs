@@ -4,8 +4,8 @@
 mod execute_support;
 
 use execute_support::{alive, contained, containing_modes, wait_gone, Env, PidPipe, BOUND};
-use wsp_exec::{containment_mode, ContainmentMode, PIPE_GRACE};
 use wsp_backend::BackendError;
+use wsp_exec::{containment_mode, ContainmentMode, PIPE_GRACE};
 
 /// Held by each test that runs commands. In `cgroup` mode the end of every run kills the
 /// processes in this process's own cgroup that do not descend from it, which is where a

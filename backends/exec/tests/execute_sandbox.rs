@@ -11,8 +11,8 @@ use std::os::unix::net::UnixListener;
 use wsp_protocol::FailureReason;
 
 use execute_sandbox_support::{containing_modes, op, Fixture, BOUND};
-use wsp_exec::{containment_mode, sandbox_availability, ContainmentMode, RunOptions};
 use wsp_backend::BackendError;
+use wsp_exec::{containment_mode, sandbox_availability, ContainmentMode, RunOptions};
 
 /// A refusal as the kernel spells it for each kind of attempt.
 fn refused(outcome: &str) -> bool {

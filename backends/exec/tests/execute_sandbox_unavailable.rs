@@ -5,10 +5,8 @@
 mod execute_sandbox_support;
 
 use execute_sandbox_support::Fixture;
-use wsp_exec::{
-    containment_mode, sandbox_availability, RunOptions, TEST_UNAVAILABLE_VAR,
-};
 use wsp_backend::BackendError;
+use wsp_exec::{containment_mode, sandbox_availability, RunOptions, TEST_UNAVAILABLE_VAR};
 use wsp_protocol::FailureReason;
 
 #[tokio::test]

@@ -37,7 +37,9 @@ pub use output::MAX_DETAIL_BYTES;
 pub use python::{resolve_python, PythonDownloads};
 /// What `environment/install` and `environment/uninstall` ask a backend for (defined with the
 /// backend interface).
-pub use wsp_backend::{InstallRequest, InstallSource, ProgressSink, ProgressStep, UninstallRequest};
+pub use wsp_backend::{
+    InstallRequest, InstallSource, ProgressSink, ProgressStep, UninstallRequest,
+};
 
 /// Installs `request.packages` with `installer` for the environment interpreter `python`, run
 /// under `activation`. A failure is [`InstallFailed`](wsp_protocol::FailureReason::InstallFailed) with the installer's own message (at

@@ -9,10 +9,8 @@ use wsp_protocol::results::OutputStream;
 
 use super::steps::{step, StepKind};
 use super::{ProgressSink, ProgressStep};
-use wsp_exec::{
-    resolve_cwd, run, Activation, OutputChunk, RunOptions, RunSpec, SandboxPolicy,
-};
 use wsp_backend::BackendError;
+use wsp_exec::{resolve_cwd, run, Activation, OutputChunk, RunOptions, RunSpec, SandboxPolicy};
 
 /// The most bytes of the installer's message an error carries (its end, where installers put
 /// the error).

@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use wsp_interpreters::{Inventory, InventoryConfig};
 use wsp_backend::{Backend, BackendError, ProvisionRequest, RunRequest};
 use wsp_backend_uv::UvBackend;
+use wsp_interpreters::{Inventory, InventoryConfig};
 
 fn backend(uv: Option<PathBuf>) -> UvBackend {
     UvBackend::new(uv, Inventory::new(InventoryConfig::from_env()))

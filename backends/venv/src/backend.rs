@@ -1,11 +1,13 @@
 //! [`VenvBackend`]: the venv backend, a [`Backend`] that writes venvs with [`create_venv`].
 
 use serde_json::{Map, Value};
+use wsp_backend::{Backend, BackendError, InstallRequest, UninstallRequest};
+use wsp_backend::{DescribeRequest, Description, ReleaseRequest, RunRequest};
+use wsp_backend::{ProvisionRequest, Provisioned};
 use wsp_exec::SandboxPolicy;
 use wsp_install::{resolve_python, Installer, PythonDownloads};
 use wsp_interpreters::Inventory;
-use wsp_backend::{Backend, BackendError, InstallRequest, UninstallRequest};
-use wsp_backend::{ProvisionRequest, Provisioned};
+use wsp_protocol::ExecuteResult;
 use wsp_protocol::FailureReason;
 
 use crate::{create_venv, SeedOutcome, VenvMode, VenvOptions};
@@ -128,6 +130,18 @@ impl Backend for VenvBackend {
             )
             .await?;
         wsp_install::venv_layout::uninstall(installer, request).await
+    }
+
+    async fn describe(&self, request: DescribeRequest) -> Result<Description, BackendError> {
+        wsp_install::venv_layout::describe(request.root).await
+    }
+
+    async fn run(&self, request: RunRequest) -> Result<ExecuteResult, BackendError> {
+        wsp_install::venv_layout::run(request).await
+    }
+
+    async fn release(&self, _request: ReleaseRequest) -> Result<(), BackendError> {
+        Ok(())
     }
 }
 

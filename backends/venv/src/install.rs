@@ -5,10 +5,10 @@
 
 use std::path::Path;
 
-use wsp_exec::{resolve_cwd, run, Activation, RunOptions, RunSpec, SandboxPolicy};
-use wsp_interpreters::Inventory;
-use wsp_install::venv_layout::interpreter_path;
 use wsp_backend::BackendError;
+use wsp_exec::{resolve_cwd, run, Activation, RunOptions, RunSpec, SandboxPolicy};
+use wsp_install::venv_layout::interpreter_path;
+use wsp_interpreters::Inventory;
 use wsp_protocol::FailureReason;
 
 use crate::layout::Layout;

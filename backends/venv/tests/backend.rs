@@ -5,11 +5,11 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use wsp_interpreters::{Inventory, InventoryConfig};
 use wsp_backend::{
     Backend, BackendError, DescribeRequest, ProvisionRequest, ReleaseRequest, RunRequest,
 };
 use wsp_backend_venv::{VenvBackend, VenvOptions};
+use wsp_interpreters::{Inventory, InventoryConfig};
 use wsp_protocol::FailureReason;
 
 fn backend(options: VenvOptions) -> VenvBackend {

@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
 use url::Url;
-use wsp_interpreters::VersionRequest;
 use wsp_backend::{
     Backend, BackendError, DescribeRequest, Description, ProvisionRequest, Provisioned, RunRequest,
 };
-use wsp_testing::conda::{build_local_channel, PythonBuild};
 use wsp_backend_conda::{CondaBackend, CondaConfig};
+use wsp_interpreters::VersionRequest;
 use wsp_protocol::ExecuteResult;
+use wsp_testing::conda::{build_local_channel, PythonBuild};
 
 /// The pyenv versions the channel offers.
 pub const VERSIONS: [&str; 2] = ["3.11.7", "3.12.1"];

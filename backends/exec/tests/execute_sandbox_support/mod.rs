@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
+use wsp_backend::BackendError;
 use wsp_exec::{
     resolve_cwd, run_with_stack, Activation, ContainmentMode, RunOptions, RunSpec, SandboxPolicy,
 };
-use wsp_backend::BackendError;
 use wsp_protocol::ExecuteResult;
 
 #[path = "../execute_support/mod.rs"]

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
+use wsp_backend::BackendError;
 use wsp_exec::{
     containment_mode, resolve_cwd, run_with_stack, Activation, ContainmentMode, RunOptions, RunSpec,
 };
-use wsp_backend::BackendError;
 use wsp_protocol::ExecuteResult;
 
 pub const ID: &str = "env-0123456789ab";
