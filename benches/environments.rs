@@ -22,9 +22,9 @@ use support::{interpreter, run_quietly, runtime};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
-use wsp_backend::interpreters::{Inventory, InventoryConfig};
-use wsp_backend::store::{CommitFacts, Store};
 use wsp_conformance::{BackendUnderTest, Client, Fixture};
+use wsp_environments::store::{CommitFacts, Store};
+use wsp_interpreters::{Inventory, InventoryConfig};
 
 fn venv_backend() -> BackendUnderTest {
     BackendUnderTest::new("venv", "3.12", |ctx| {
@@ -133,7 +133,7 @@ fn get(c: &mut Criterion) {
     ));
     let id = created["id"].clone();
     let root = PathBuf::from(created["extra"]["path"].as_str().expect("path"));
-    let site = wsp_backend::packages::site_packages_dirs(&root)
+    let site = wsp_install::packages::site_packages_dirs(&root)
         .into_iter()
         .next()
         .expect("site-packages");

@@ -22,10 +22,10 @@ use support::{interpreter, run_quietly, runtime};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};
-use wsp_backend::install::testing::Distribution;
-use wsp_backend::install::{find_uv, Installer};
 use wsp_backend_venv::VenvOptions;
 use wsp_conformance::{BackendUnderTest, Client, Fixture};
+use wsp_install::{find_uv, Installer};
+use wsp_testing::Distribution;
 
 const PACKAGES: usize = 10;
 

@@ -1,6 +1,6 @@
 //! A backend written from scratch: environments made by `python -m venv`, with a requirements
 //! list given at startup installed into each by its own pip. Describing, running and installing
-//! are the `Backend` defaults for venvs, so `provision` is all it has to write.
+//! are the venv layout's (`VenvLayout`), so `provision` is all it has to write.
 //!
 //! `cargo run --example pip_backend -- [PIP INSTALL ARGUMENT]...` (say `rich`, or
 //! `--no-index --find-links ./wheels mypkg`) runs the conformance kit against it with those
@@ -8,10 +8,10 @@
 //! `cargo test`.
 
 use tokio::process::Command;
-use wsp_backend::interpreters::Inventory;
-use wsp_backend::venv_layout::interpreter_path;
-use wsp_backend::{Backend, BackendError, ProvisionRequest, Provisioned};
+use wsp_backend::{BackendError, ProvisionRequest, Provisioned};
 use wsp_conformance::{check_backend, BackendUnderTest};
+use wsp_install::venv_layout::{interpreter_path, VenvLayout, VenvProvider};
+use wsp_interpreters::Inventory;
 use wsp_protocol::FailureReason;
 
 /// `python -m venv` environments over `inventory`'s interpreters, with `requirements`
@@ -21,7 +21,7 @@ pub struct PipBackend {
     pub requirements: Vec<String>,
 }
 
-impl Backend for PipBackend {
+impl VenvProvider for PipBackend {
     async fn provision(&self, request: ProvisionRequest) -> Result<Provisioned, BackendError> {
         let base = self.inventory.resolve(&request.python_version).await?;
         let mut venv = Command::new(&base.executable);
@@ -55,9 +55,11 @@ async fn run(command: &mut Command) -> Result<(), BackendError> {
 
 /// The backend for the kit, with `requirements`.
 pub fn under_test(requirements: Vec<String>) -> BackendUnderTest {
-    BackendUnderTest::new("pip", "3.12", move |ctx| PipBackend {
-        inventory: ctx.inventory(),
-        requirements: requirements.clone(),
+    BackendUnderTest::new("pip", "3.12", move |ctx| {
+        VenvLayout(PipBackend {
+            inventory: ctx.inventory(),
+            requirements: requirements.clone(),
+        })
     })
 }
 

@@ -23,11 +23,11 @@ use std::path::Path;
 use serde_json::json;
 use tower::limit::ConcurrencyLimitLayer;
 use tower::Layer;
-use wsp_backend::install::{InstallRequest, UninstallRequest};
 use wsp_backend::{Backend, BackendError, BackendService, BoxBackend};
 use wsp_backend::{DescribeRequest, Description, ProvisionRequest, Provisioned};
 use wsp_backend::{ReleaseRequest, RunRequest};
 use wsp_conformance::{check_backend, BackendUnderTest, Client, KitContext};
+use wsp_install::{InstallRequest, UninstallRequest};
 use wsp_protocol::{ExecuteResult, FailureReason};
 
 /// Refuses to provision past `max` environments in the state directory.

@@ -9,9 +9,9 @@
 
 use std::path::PathBuf;
 
-use wsp_backend::interpreters::{Inventory, InventoryConfig};
-use wsp_backend::store::Store;
+use wsp_environments::store::Store;
 use wsp_environments::Environments;
+use wsp_interpreters::{Inventory, InventoryConfig};
 use wsp_server::transport::unix::UnixListener;
 use wsp_server::ServerBuilder;
 

@@ -1,8 +1,8 @@
 //! The reference server's backends: which one serves, and how it is set up from the config.
 
-use wsp_backend::install::PythonDownloads;
-use wsp_backend::interpreters::{Inventory, InventoryConfig};
-use wsp_backend::store::Store;
+use wsp_environments::store::Store;
+use wsp_install::PythonDownloads;
+use wsp_interpreters::{Inventory, InventoryConfig};
 
 use crate::config::{BackendKind, ServeConfig};
 use crate::serve::StartError;
@@ -37,14 +37,14 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
     let inventory = inventory(config, &store);
     if config.sandbox {
         // Probed here, once, so that the warning comes at startup.
-        if let Err(reason) = wsp_backend::execute::sandbox_availability() {
+        if let Err(reason) = wsp_exec::sandbox_availability() {
             tracing::warn!(%reason, "--sandbox: the sandbox is unavailable, so every execute that does not say \"sandbox\": false is refused");
         }
     }
     let environments = match config.backend {
         #[cfg(feature = "venv")]
         BackendKind::Venv => {
-            let installer = wsp_backend::install::Installer::detect(config.uv.clone());
+            let installer = wsp_install::Installer::detect(config.uv.clone());
             let mut backend =
                 wsp_backend_venv::VenvBackend::new(inventory, venv_options(config, &store))
                     .with_installer(installer);
@@ -83,7 +83,7 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
         sandbox: config.sandbox,
         max_output_bytes: config
             .max_output_bytes
-            .unwrap_or(wsp_backend::execute::DEFAULT_MAX_OUTPUT_BYTES),
+            .unwrap_or(wsp_exec::DEFAULT_MAX_OUTPUT_BYTES),
     };
     Ok(environments
         .with_install_defaults(config.install_source.clone())
@@ -96,7 +96,7 @@ fn python_downloads(config: &ServeConfig) -> Option<PythonDownloads> {
     if !config.python_downloads {
         return None;
     }
-    match wsp_backend::install::find_uv(config.uv.clone()) {
+    match wsp_install::find_uv(config.uv.clone()) {
         Ok(uv) => Some(PythonDownloads::new(uv)),
         Err(reason) => {
             tracing::warn!("--python-downloads: no uv to install Pythons with: {reason}");

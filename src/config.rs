@@ -69,7 +69,7 @@ pub struct ServeConfig {
     pub sandbox: bool,
     /// Where every install looks for packages unless its request says otherwise
     /// (`--find-links`, `--index-url`, `--no-index`).
-    pub install_source: wsp_backend::install::InstallSource,
+    pub install_source: wsp_install::InstallSource,
     /// Install a Python that no locator finds with `uv python install` (`--python-downloads`;
     /// venv and uv backends).
     pub python_downloads: bool,
@@ -92,7 +92,7 @@ impl Default for ServeConfig {
             stdlib_venv: false,
             seed_pip: false,
             sandbox: false,
-            install_source: wsp_backend::install::InstallSource::default(),
+            install_source: wsp_install::InstallSource::default(),
             python_downloads: false,
         }
     }

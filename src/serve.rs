@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use wsp_backend::store::Store;
+use wsp_environments::store::Store;
 
 use crate::config::ServeConfig;
 use wsp_server::ServerBuilder;
@@ -19,7 +19,7 @@ pub enum StartError {
         /// The directory.
         path: PathBuf,
         /// Why.
-        source: wsp_backend::store::StoreError,
+        source: wsp_environments::store::StoreError,
     },
     /// The backend could not be set up.
     #[error("the {backend} backend is unavailable: {detail}")]
@@ -54,7 +54,7 @@ pub fn reference_server(config: &ServeConfig) -> Result<wsp_server::Server, Star
     })?;
     // Found once per process, at start: in cgroup mode this makes the server's cgroup subtree,
     // killing and removing what dead servers left.
-    let containment = wsp_backend::execute::containment_mode();
+    let containment = wsp_exec::containment_mode();
     tracing::debug!(mode = containment.as_str(), "containment");
     let environments = crate::backends::environments(config, store)?;
     Ok(ServerBuilder::new()

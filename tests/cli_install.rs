@@ -164,7 +164,7 @@ fn progress_is_a_bar_on_a_terminal() {
                   status = pty.spawn(sys.argv[1:], read)\n\
                   sys.stdout.buffer.write(b''.join(out))\n\
                   sys.exit(os.waitstatus_to_exitcode(status))\n";
-    let python = wsp_backend_conda::testing::pyenv_root()
+    let python = wsp_testing::conda::pyenv_root()
         .expect("pyenv")
         .join("versions/3.12.1/bin/python3.12");
     let links = links.display().to_string();
@@ -310,7 +310,7 @@ fn exec_timeout_kills_everything_and_exits_124() {
 
 #[test]
 fn create_with_a_conda_package_from_the_local_channel() {
-    use wsp_backend_conda::testing::{build_local_channel_with, CondaPackage, PythonBuild};
+    use wsp_testing::conda::{build_local_channel_with, CondaPackage, PythonBuild};
     let temp = tempfile::tempdir().unwrap();
     let python = PythonBuild::from_pyenv("3.12.1").expect("pyenv has 3.12.1");
     let packages = [

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use install_support::{path_without_uv, wheels, With};
-use wsp_backend::install::testing::Distribution;
+use wsp_testing::Distribution;
 
 const WSP: &str = env!("CARGO_BIN_EXE_wsp");
 

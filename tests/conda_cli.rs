@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use wsp_backend_conda::testing::{build_local_channel, PythonBuild};
+use wsp_testing::conda::{build_local_channel, PythonBuild};
 
 #[test]
 fn conda_create_and_exec_through_the_cli_offline() {

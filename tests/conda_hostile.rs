@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use support::{error_code, request, Server};
-use wsp_backend_conda::testing::{build_local_channel_with, CondaPackage, PythonBuild};
+use wsp_testing::conda::{build_local_channel_with, CondaPackage, PythonBuild};
 
 /// A conda server over a local channel holding Python 3.12.1 and `packages`, with a directory
 /// outside every prefix that holds a file nothing may delete.

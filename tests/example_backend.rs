@@ -6,8 +6,8 @@
 mod pip_backend;
 
 use serde_json::json;
-use wsp_backend::install::testing::Distribution;
 use wsp_conformance::{check_backend, Fixture};
+use wsp_testing::Distribution;
 
 /// `pip install` arguments for `wsp-example-dep`, from a wheel in `dir`.
 fn requirements(dir: &std::path::Path) -> Vec<String> {

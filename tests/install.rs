@@ -11,7 +11,7 @@ use install_support::{
 };
 use serde_json::json;
 use support::error_code;
-use wsp_backend::install::testing::Distribution;
+use wsp_testing::Distribution;
 
 #[tokio::test]
 async fn installs_from_find_links_show_at_once_and_import() {

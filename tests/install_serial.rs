@@ -14,7 +14,7 @@ use std::time::Duration;
 use install_support::{call_collecting, create, mkfifo, ok, version_of, With};
 use serde_json::{json, Value};
 use support::{request, Server};
-use wsp_backend::install::testing::Distribution;
+use wsp_testing::Distribution;
 
 /// A build hook that appends `<label> begin <time>` and `<label> end <time>` to `log` around a
 /// one-second sleep.

@@ -88,7 +88,7 @@ async fn initialize_reports_capabilities_and_a_second_one_is_32600() {
     );
     assert_eq!(capabilities["session_durability"], "durable");
     // What this kernel can enforce, as the server's own probe found it.
-    match wsp_backend::execute::sandbox_availability() {
+    match wsp_exec::sandbox_availability() {
         Ok(()) => {
             assert_eq!(capabilities["sandbox_availability"], "available");
             assert!(capabilities.get("sandbox_unavailable_reason").is_none());

@@ -137,7 +137,7 @@ async fn steps_arrive_while_the_installer_runs() {
         // The build waits for the test, which releases it only after a step came: that step
         // was sent while the installer ran, not collected at its end.
         let hook = format!("open({:?}).read()\n", release.display().to_string());
-        let sdist = wsp_backend::install::testing::Distribution::new("wsp-live", "1.0")
+        let sdist = wsp_testing::Distribution::new("wsp-live", "1.0")
             .write_sdist(&temp.path().join("dists"), &hook)
             .unwrap();
         let cache = temp.path().join("cache").display().to_string();

@@ -17,7 +17,7 @@ const VERSION: &str = "3.10.13";
 /// library, without site-packages' contents or the test suite) and uv's download metadata
 /// naming it; returns the metadata's path.
 fn build_download(dir: &Path) -> PathBuf {
-    let pyenv = wsp_backend_conda::testing::pyenv_root().expect("pyenv");
+    let pyenv = wsp_testing::conda::pyenv_root().expect("pyenv");
     let source = pyenv.join("versions").join(VERSION);
     assert!(source.is_dir(), "pyenv has {VERSION}");
     let script = r#"
@@ -75,7 +75,7 @@ struct Machine {
 fn machine() -> Machine {
     let temp = tempfile::tempdir().unwrap();
     let metadata = build_download(temp.path());
-    let uv = wsp_backend::install::find_uv(None).expect("uv on PATH");
+    let uv = wsp_install::find_uv(None).expect("uv on PATH");
     let uv_dir = uv.parent().unwrap().display().to_string();
     let installs = temp.path().join("uv-pythons");
     let empty = temp.path().join("no-pyenv");

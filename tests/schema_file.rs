@@ -7,9 +7,9 @@ mod support;
 use std::path::Path;
 
 use serde_json::Value;
-use wsp_backend::interpreters::{Inventory, InventoryConfig};
-use wsp_backend::store::Store;
+use wsp_environments::store::Store;
 use wsp_environments::Environments;
+use wsp_interpreters::{Inventory, InventoryConfig};
 use wsp_middleware::router::fingerprint_of;
 use wsp_server::ServerBuilder;
 

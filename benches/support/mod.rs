@@ -3,7 +3,7 @@
 
 use std::process::{Command, Stdio};
 
-use wsp_backend::interpreters::{InterpreterInfo, Inventory, InventoryConfig};
+use wsp_interpreters::{InterpreterInfo, Inventory, InventoryConfig};
 
 /// A two-worker runtime, as the machine has two cores.
 pub fn runtime() -> tokio::runtime::Runtime {

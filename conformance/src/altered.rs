@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, Semaphore};
-use wsp_backend::install::{InstallRequest, UninstallRequest};
 use wsp_backend::{Answers, Backend, BackendError, BackendRequest, BackendStack, BoxBackend};
 use wsp_backend::{DescribeRequest, Description, ProvisionRequest, Provisioned};
 use wsp_backend::{ReleaseRequest, RunRequest};
+use wsp_install::{InstallRequest, UninstallRequest};
 use wsp_protocol::{ExecuteResult, FailureReason};
 
 /// What changes.

@@ -5,8 +5,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use wsp_backend::packages::normalize_name;
-use wsp_backend::store::is_environment_id;
+use wsp_environments::store::is_environment_id;
+use wsp_install::packages::normalize_name;
 
 use super::altered::Alteration;
 use super::{CheckFn, Fixture};

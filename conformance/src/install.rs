@@ -3,8 +3,8 @@
 //! uninstalls, the error codes, and a create whose install fails leaving nothing behind.
 
 use serde_json::{json, Map, Value};
-use wsp_backend::install::testing::Distribution;
-use wsp_backend::packages::normalize_name;
+use wsp_install::packages::normalize_name;
+use wsp_testing::Distribution;
 
 use super::contract::{check, create};
 use super::{CheckFn, Fixture, KitPackages, KIT_PACKAGES};

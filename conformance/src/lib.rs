@@ -19,7 +19,7 @@
 //! ```no_run
 //! # struct MyBackend;
 //! # impl MyBackend {
-//! #     fn new(_: wsp_backend::interpreters::Inventory) -> Self { MyBackend }
+//! #     fn new(_: wsp_interpreters::Inventory) -> Self { MyBackend }
 //! # }
 //! # impl wsp_backend::Backend for MyBackend {
 //! #     async fn provision(
@@ -42,6 +42,7 @@
 //! ```
 //!
 //! [`BackendService`]: wsp_backend::BackendService
+#![forbid(unsafe_code)]
 
 mod altered;
 mod cancellation;
@@ -55,9 +56,9 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 
-use wsp_backend::interpreters::{Inventory, InventoryConfig};
-use wsp_backend::store::Store;
 use wsp_backend::BoxBackend;
+use wsp_environments::store::Store;
+use wsp_interpreters::{Inventory, InventoryConfig};
 
 pub use install_order::progress_values;
 pub use wsp_server::client::Client;

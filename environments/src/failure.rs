@@ -3,7 +3,7 @@
 
 use std::error::Error;
 
-use wsp_backend::store::StoreError;
+use crate::store::StoreError;
 use wsp_backend::BackendError;
 use wsp_protocol::error_chain::{chain_message, source_chain};
 use wsp_protocol::validation::Violation;

@@ -3,10 +3,10 @@
 use std::future::Future;
 use wsp_protocol::FailureReason;
 
+use crate::store::{CommitFacts, EnvironmentRecord, Removal, UseGuard};
 use serde_json::{json, Value};
-use wsp_backend::execute::{current_stack, resolve_cwd, OutputSink, RunOptions};
-use wsp_backend::store::{CommitFacts, EnvironmentRecord, Removal, UseGuard};
 use wsp_backend::{DescribeRequest, ProvisionRequest, ReleaseRequest, RunRequest};
+use wsp_exec::{current_stack, resolve_cwd, OutputSink, RunOptions};
 use wsp_protocol::validation::Violation;
 use wsp_protocol::{
     error, CreateParams, DeleteAck, EnvironmentDetails, EnvironmentSummary, ErrorObjectOwned,
@@ -184,9 +184,7 @@ impl Environments {
             sandbox: params
                 .sandbox
                 .unwrap_or(self.inner.execute_defaults.sandbox)
-                .then(|| {
-                    wsp_backend::execute::SandboxPolicy::offline(record.root.clone(), self.hidden())
-                }),
+                .then(|| wsp_exec::SandboxPolicy::offline(record.root.clone(), self.hidden())),
         };
         if options.sandbox.is_some() {
             self.inner

@@ -10,8 +10,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 use wsp_protocol::FailureReason;
 
-use wsp_backend::install::{lock_environment, InstallSource};
 use wsp_backend::{InstallRequest, UninstallRequest};
+use wsp_install::{lock_environment, InstallSource};
 use wsp_protocol::params::PackageSource;
 use wsp_protocol::{EnvironmentDetails, InstallParams, UninstallParams};
 
@@ -108,7 +108,7 @@ impl Environments {
         let _lock = lock(&record.root).await?;
         let sandbox = self
             .confines_installs(&record.id)
-            .then(|| wsp_backend::install::uninstall_sandbox(record.root.clone(), self.hidden()));
+            .then(|| wsp_install::uninstall_sandbox(record.root.clone(), self.hidden()));
         self.backend()
             .call(UninstallRequest {
                 root: record.root.clone(),
@@ -135,9 +135,9 @@ impl Environments {
         let _turn = self.inner.turns.take(id).await;
         let _lock = lock(root).await?;
         let source = self.source(packages.source);
-        let sandbox = self.confines_installs(id).then(|| {
-            wsp_backend::install::install_sandbox(root.to_owned(), self.hidden(), &source)
-        });
+        let sandbox = self
+            .confines_installs(id)
+            .then(|| wsp_install::install_sandbox(root.to_owned(), self.hidden(), &source));
         progress
             .forward(span, |sink| {
                 self.backend().call(InstallRequest {
@@ -156,7 +156,7 @@ impl Environments {
 
     /// Whether installs into `id` run sandboxed: under `wsp serve --sandbox`, and once the
     /// environment has run sandboxed code, whose files it may have planted (see
-    /// `wsp_backend::install::install_sandbox`).
+    /// `wsp_install::install_sandbox`).
     fn confines_installs(&self, id: &str) -> bool {
         self.inner.execute_defaults.sandbox || self.inner.store.was_sandboxed(id)
     }
@@ -184,7 +184,7 @@ pub(super) fn found(count: usize) -> String {
     format!("Found {count} installed package{s}")
 }
 
-async fn lock(root: &Path) -> Answer<wsp_backend::install::InstallLock> {
+async fn lock(root: &Path) -> Answer<wsp_install::InstallLock> {
     lock_environment(root).await.map_err(|e| {
         let detail = format!("cannot take the install lock of {}: {e}", root.display());
         execution_failed("install lock", &FailureReason::InstallFailed, &detail, &e)

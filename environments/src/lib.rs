@@ -3,7 +3,7 @@
 //! [`Environments`] holds what every backend shares: the state store (index, ids, names,
 //! locks), the in-process side of the delete-waits rule, and the order of checks. The backend
 //! only provisions, describes, runs in, installs into and releases environments (see
-//! [`wsp_backend::backend`]).
+//! [`wsp_backend::Backend`]).
 //!
 //! Work that decides a request's fate by read order is each handler's read-time part (see
 //! [`wsp_middleware::handler`]): a `get`/`execute`/`install`/`uninstall` registers its use of
@@ -11,20 +11,21 @@
 //! [`ReadTime`], so they can't be moved into the async part by mistake. Everything else runs
 //! in the request's future.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod failure;
 mod handlers;
 mod install;
 mod progress;
+pub mod store;
 mod streaming;
 mod usage;
 
 use std::sync::Arc;
 
-use wsp_backend::install::InstallSource;
-use wsp_backend::store::Store;
-use wsp_backend::BoxBackend;
+use crate::store::Store;
+use wsp_backend::{BoxBackend, InstallSource};
 use wsp_middleware::{handler_fn, read_ordered, Context, ReadTime, Router};
 use wsp_protocol::method::{Create, Delete, Execute, Get, Install, List, Uninstall};
 use wsp_protocol::params::DeleteParams;
@@ -47,7 +48,7 @@ pub struct ExecuteDefaults {
 impl Default for ExecuteDefaults {
     fn default() -> Self {
         ExecuteDefaults {
-            max_output_bytes: wsp_backend::execute::DEFAULT_MAX_OUTPUT_BYTES,
+            max_output_bytes: wsp_exec::DEFAULT_MAX_OUTPUT_BYTES,
             sandbox: false,
         }
     }
@@ -140,7 +141,7 @@ impl Environments {
         if with_notifier {
             features.push("progress");
         }
-        if wsp_backend::execute::sandbox_availability().is_ok() {
+        if wsp_exec::sandbox_availability().is_ok() {
             features.push("execute.sandbox");
         }
         features.into_iter().map(str::to_owned).collect()
@@ -231,7 +232,7 @@ impl MethodGroup for Environments {
             .set("wsp_home", self.inner.store.dir().display().to_string())
             .set("session_durability", "durable");
         // Probed once per process: whether the shared runner can enforce `sandbox: true`.
-        match wsp_backend::execute::sandbox_availability() {
+        match wsp_exec::sandbox_availability() {
             Ok(()) => facts
                 .set("sandbox_availability", "available")
                 .remove("sandbox_unavailable_reason"),
@@ -240,15 +241,12 @@ impl MethodGroup for Environments {
                 .set("sandbox_unavailable_reason", reason),
         };
         facts
-            .set(
-                "process_limit",
-                wsp_backend::execute::process_limit().as_str(),
-            )
+            .set("process_limit", wsp_exec::process_limit().as_str())
             .set("backend", &self.inner.backend_name)
             .add_features(Environments::features(true));
     }
 
     fn shutdown(&self) {
-        wsp_backend::execute::kill_all_live();
+        wsp_exec::kill_all_live();
     }
 }

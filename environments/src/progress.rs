@@ -5,7 +5,7 @@
 use std::future::Future;
 
 use tokio::sync::mpsc;
-use wsp_backend::install::{ProgressSink, ProgressStep};
+use wsp_install::{ProgressSink, ProgressStep};
 use wsp_protocol::{methods, ProgressParams, ProgressToken, WorkDoneProgress};
 
 use wsp_middleware::Notifier;

@@ -7,7 +7,7 @@
 //! command down instead of filling memory.
 
 use tokio::sync::mpsc;
-use wsp_backend::execute::OutputChunk;
+use wsp_exec::OutputChunk;
 use wsp_middleware::Context;
 use wsp_protocol::results::OutputParams;
 use wsp_protocol::{ExecuteParams, ExecuteResult};

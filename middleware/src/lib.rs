@@ -13,6 +13,7 @@
 //! What the stack is and in which order it decides is in [`stack`]; the read-time step that
 //! keeps every read-order decision out of the layers' and handlers' futures is in [`call`];
 //! the one handler shape is in [`handler`].
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod call;

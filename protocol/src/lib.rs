@@ -2,6 +2,7 @@
 //!
 //! This crate is the leaf of the workspace: servers, clients, layers and backends all speak in
 //! its types, and it depends on nothing of theirs.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod declare;

@@ -112,7 +112,7 @@ impl ServeArgs {
         config.seed_pip = self.seed_pip;
         config.sandbox = self.sandbox;
         config.python_downloads = self.python_downloads;
-        config.install_source = wsp_backend::install::InstallSource {
+        config.install_source = wsp_install::InstallSource {
             find_links: self.find_links,
             index_url: self.index_url,
             no_index: self.no_index,

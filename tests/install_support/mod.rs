@@ -7,7 +7,7 @@ use std::process::Stdio;
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use wsp_backend::install::testing::{write_simple_index, Distribution};
+use wsp_testing::{write_simple_index, Distribution};
 
 use crate::support::{request, Server};
 
@@ -27,7 +27,7 @@ pub fn wheels(dir: &Path) -> Vec<PathBuf> {
 
 /// The directory holding the `uv` on `PATH` (the CI script puts one there).
 pub fn uv_dir() -> PathBuf {
-    let uv = wsp_backend::install::find_uv(None).expect("uv is on PATH (.ci/run installs it)");
+    let uv = wsp_install::find_uv(None).expect("uv is on PATH (.ci/run installs it)");
     uv.parent().expect("uv has a directory").to_owned()
 }
 
@@ -150,7 +150,7 @@ impl IndexServer {
     /// server's own first line.
     pub async fn start(dir: &Path, files: &[PathBuf]) -> IndexServer {
         write_simple_index(dir, files).expect("the index is written");
-        let python = wsp_backend_conda::testing::pyenv_root()
+        let python = wsp_testing::conda::pyenv_root()
             .expect("pyenv")
             .join("versions/3.12.1/bin/python3.12");
         let mut child = tokio::process::Command::new(python)

@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use wsp_backend_conda::testing::{build_local_channel, pyenv_root, PythonBuild};
+use wsp_testing::conda::{build_local_channel, pyenv_root, PythonBuild};
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);

@@ -15,7 +15,7 @@ use rattler_shell::activation::{ActivationVariables, Activator, PathModification
 use rattler_shell::environment::EnvironmentSnapshot;
 use rattler_shell::process::ProcessLimits;
 use rattler_shell::shell::Bash;
-use wsp_backend::execute::Activation;
+use wsp_exec::Activation;
 
 use crate::CondaConfig;
 

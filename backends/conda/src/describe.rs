@@ -6,8 +6,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use wsp_protocol::FailureReason;
 
-use wsp_backend::packages::{normalize_name, scan, site_packages_dirs};
 use wsp_backend::{BackendError, Description};
+use wsp_install::packages::{normalize_name, scan, site_packages_dirs};
 use wsp_protocol::Package;
 
 /// The fields of a `conda-meta/*.json` record that a description needs.
@@ -75,7 +75,7 @@ pub(crate) fn conda_packages(root: &Path) -> io::Result<Vec<Package>> {
     let mut packages = Vec::new();
     for path in paths {
         // An environment's files are untrusted: regular files only, never followed, bounded.
-        let text = match wsp_backend::packages::read_untrusted_file(&path, CONDA_META_LIMIT) {
+        let text = match wsp_install::packages::read_untrusted_file(&path, CONDA_META_LIMIT) {
             Ok(text) => text,
             Err(error) if error.kind() == std::io::ErrorKind::InvalidData => {
                 tracing::warn!("skipping {}: {error}", path.display());

@@ -20,8 +20,9 @@
 //! feature, which brings in rustls; without it only `file://` and `http://` channels work and an
 //! `https://` one is refused with `channel-unavailable`.
 //!
-//! The [`testing`] module builds local `file://` channels holding small `python` packages
-//! over this machine's interpreters, so that all of this runs offline.
+//! The dev-only `wsp-testing` crate (feature `conda`) builds local `file://` channels holding
+//! small `python` packages over this machine's interpreters, so that all of this runs offline.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod activation;
@@ -33,15 +34,16 @@ mod link;
 mod prefix_dir;
 mod progress;
 mod provision;
-pub mod testing;
 mod unlink;
 pub mod untrusted;
 
 use std::path::PathBuf;
 
-use wsp_backend::execute::{self, RunSpec};
 use wsp_backend::{Backend, BackendError, DescribeRequest, Description, RunRequest};
-use wsp_backend::{InstallRequest, ProvisionRequest, Provisioned, UninstallRequest};
+use wsp_backend::{
+    InstallRequest, ProvisionRequest, Provisioned, ReleaseRequest, UninstallRequest,
+};
+use wsp_exec::RunSpec;
 use wsp_protocol::ExecuteResult;
 
 /// The channel used when none is configured.
@@ -115,7 +117,7 @@ impl Backend for CondaBackend {
     /// Runs a command with the prefix activated.
     async fn run(&self, request: RunRequest) -> Result<ExecuteResult, BackendError> {
         let activation = activation::activate(&self.config, &request.root).await;
-        execute::run(RunSpec::for_request(&activation, &request)).await
+        wsp_exec::run(RunSpec::for_request(&activation, &request)).await
     }
 
     async fn install(&self, request: InstallRequest) -> Result<(), BackendError> {
@@ -124,5 +126,10 @@ impl Backend for CondaBackend {
 
     async fn uninstall(&self, request: UninstallRequest) -> Result<(), BackendError> {
         install::uninstall(&self.config, &request).await
+    }
+
+    /// Nothing lives outside the prefix.
+    async fn release(&self, _request: ReleaseRequest) -> Result<(), BackendError> {
+        Ok(())
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use rattler::install::{Reporter, Transaction};
 use rattler_conda_types::{PrefixRecord, RepoDataRecord};
-use wsp_backend::install::{ProgressSink, ProgressStep};
+use wsp_install::{ProgressSink, ProgressStep};
 
 /// Where a transaction's operations start on the percentage scale.
 const START: u32 = 40;

@@ -9,8 +9,8 @@ use rattler_conda_types::{GenericVirtualPackage, MatchSpec, Matches, RepoDataRec
 use rattler_repodata_gateway::RepoData;
 use rattler_solve::{SolveError, SolverImpl, SolverTask};
 use rattler_virtual_packages::{VirtualPackageOverrides, VirtualPackages};
-use wsp_backend::interpreters::{PythonVersion, VersionRequest};
 use wsp_backend::{BackendError, ProvisionRequest, Provisioned};
+use wsp_interpreters::{PythonVersion, VersionRequest};
 
 use crate::channels::{match_spec, ChannelSet};
 use crate::link::{self, Reasons};

@@ -1,9 +1,9 @@
 //! The conformance kit against the conda backend, offline: a local channel holding pyenv's
 //! 3.11.7 and 3.12.1 as conda packages, and the kit's packages as `noarch: python` ones.
 
-use wsp_backend_conda::testing::{build_local_channel_with, CondaPackage, PythonBuild};
 use wsp_backend_conda::{CondaBackend, CondaConfig};
 use wsp_conformance::{check_backend, BackendUnderTest, KitPackages, KIT_PACKAGES};
+use wsp_testing::conda::{build_local_channel_with, CondaPackage, PythonBuild};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conda_backend_conforms_offline_against_a_local_channel() {

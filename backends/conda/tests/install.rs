@@ -5,14 +5,14 @@
 use std::path::{Path, PathBuf};
 
 use tokio::sync::mpsc;
-use wsp_backend::install::{InstallSource, ProgressStep};
-use wsp_backend::interpreters::VersionRequest;
 use wsp_backend::{
     Backend, BackendError, DescribeRequest, InstallRequest, ProvisionRequest, RunRequest,
     UninstallRequest,
 };
-use wsp_backend_conda::testing::{build_local_channel_with, CondaPackage, PythonBuild};
 use wsp_backend_conda::{CondaBackend, CondaConfig};
+use wsp_install::{InstallSource, ProgressStep};
+use wsp_interpreters::VersionRequest;
+use wsp_testing::conda::{build_local_channel_with, CondaPackage, PythonBuild};
 
 struct Fixture {
     dir: tempfile::TempDir,
@@ -87,7 +87,7 @@ impl Fixture {
             root: root.to_owned(),
             environment_id: "env-0123456789ab".into(),
             argv: vec!["python".into(), "-c".into(), code.into()],
-            cwd: wsp_backend::execute::resolve_cwd(root, None).unwrap(),
+            cwd: wsp_exec::resolve_cwd(root, None).unwrap(),
             env: Default::default(),
             options: Default::default(),
         };

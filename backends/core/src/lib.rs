@@ -1,18 +1,17 @@
-//! The WSP backend interface and what every backend shares: interpreter discovery, package
-//! scanning, process execution and the state store.
+//! The WSP backend interface: the [`Backend`] trait, the requests it answers and what they
+//! answer, [`BackendError`], and [`BackendService`], the one adapter that makes a backend a
+//! tower service. What backends share beyond the interface lives in crates of its own: running
+//! commands (`wsp-exec`), interpreter discovery (`wsp-interpreters`), installing packages and
+//! the venv layout (`wsp-install`).
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod backend;
-pub mod execute;
-pub mod install;
-pub mod interpreters;
-pub mod packages;
-mod remove_tree;
-pub mod store;
-pub mod venv_layout;
 
 pub use backend::{
-    Answers, Backend, BackendError, BackendRequest, BackendService, BackendStack, BoxBackend,
-    DescribeRequest, Description, ProvisionRequest, Provisioned, ReleaseRequest, RunRequest,
+    resolve_cwd, Answers, Backend, BackendError, BackendRequest, BackendService, BackendStack,
+    BoxBackend, ContainmentMode, DescribeRequest, Description, InstallRequest, InstallSource,
+    OutputChunk, OutputSink, ProgressSink, ProgressStep, ProvisionRequest, Provisioned,
+    ReleaseRequest, RunOptions, RunRequest, SandboxNetwork, SandboxPolicy, UninstallRequest,
+    WorkingDir, DEFAULT_MAX_OUTPUT_BYTES,
 };
-pub use install::{InstallRequest, UninstallRequest};

@@ -9,19 +9,22 @@
 //!
 //! When no `uv` can be found the backend still starts (so the server can answer everything
 //! else) and every create answers `-31004` with reason `backend-unavailable`.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use wsp_backend::install::{resolve_python, Installer, PythonDownloads};
-use wsp_backend::interpreters::Inventory;
-use wsp_backend::venv_layout::{self, interpreter_path};
 use wsp_backend::{Backend, BackendError, InstallRequest, UninstallRequest};
+use wsp_backend::{DescribeRequest, Description, ReleaseRequest, RunRequest};
 use wsp_backend::{ProvisionRequest, Provisioned};
+use wsp_install::venv_layout::{self, interpreter_path};
+use wsp_install::{resolve_python, Installer, PythonDownloads};
+use wsp_interpreters::Inventory;
+use wsp_protocol::ExecuteResult;
 use wsp_protocol::FailureReason;
 
-pub use wsp_backend::install::find_uv;
+pub use wsp_install::find_uv;
 
 /// The `uv` backend.
 pub struct UvBackend {
@@ -125,5 +128,17 @@ impl Backend for UvBackend {
 
     async fn uninstall(&self, request: UninstallRequest) -> Result<(), BackendError> {
         venv_layout::uninstall(self.installer()?, request).await
+    }
+
+    async fn describe(&self, request: DescribeRequest) -> Result<Description, BackendError> {
+        wsp_install::venv_layout::describe(request.root).await
+    }
+
+    async fn run(&self, request: RunRequest) -> Result<ExecuteResult, BackendError> {
+        wsp_install::venv_layout::run(request).await
+    }
+
+    async fn release(&self, _request: ReleaseRequest) -> Result<(), BackendError> {
+        Ok(())
     }
 }

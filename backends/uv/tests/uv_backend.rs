@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use wsp_backend::interpreters::{Inventory, InventoryConfig};
 use wsp_backend::{Backend, BackendError, ProvisionRequest, RunRequest};
 use wsp_backend_uv::UvBackend;
+use wsp_interpreters::{Inventory, InventoryConfig};
 
 fn backend(uv: Option<PathBuf>) -> UvBackend {
     UvBackend::new(uv, Inventory::new(InventoryConfig::from_env()))
@@ -24,7 +24,7 @@ fn run(root: &Path, argv: &[&str]) -> RunRequest {
         root: root.to_owned(),
         environment_id: "env-000000000000".into(),
         argv: argv.iter().map(|s| s.to_string()).collect(),
-        cwd: wsp_backend::execute::resolve_cwd(root, None).unwrap(),
+        cwd: wsp_exec::resolve_cwd(root, None).unwrap(),
         env: BTreeMap::new(),
         options: Default::default(),
     }

@@ -1,18 +1,20 @@
 //! [`VenvBackend`]: the venv backend, a [`Backend`] that writes venvs with [`create_venv`].
 
 use serde_json::{Map, Value};
-use wsp_backend::execute::SandboxPolicy;
-use wsp_backend::install::{resolve_python, Installer, PythonDownloads};
-use wsp_backend::interpreters::Inventory;
 use wsp_backend::{Backend, BackendError, InstallRequest, UninstallRequest};
+use wsp_backend::{DescribeRequest, Description, ReleaseRequest, RunRequest};
 use wsp_backend::{ProvisionRequest, Provisioned};
+use wsp_exec::SandboxPolicy;
+use wsp_install::{resolve_python, Installer, PythonDownloads};
+use wsp_interpreters::Inventory;
+use wsp_protocol::ExecuteResult;
 use wsp_protocol::FailureReason;
 
 use crate::{create_venv, SeedOutcome, VenvMode, VenvOptions};
 
 /// The venv backend: resolves interpreters from an [`Inventory`] and creates virtual
 /// environments with [`create_venv`]; describes, runs and installs as every venv does
-/// ([`wsp_backend::venv_layout`]).
+/// ([`wsp_install::venv_layout`]).
 pub struct VenvBackend {
     inventory: Inventory,
     options: VenvOptions,
@@ -116,7 +118,7 @@ impl Backend for VenvBackend {
                 request.sandbox.as_ref(),
             )
             .await?;
-        wsp_backend::venv_layout::install(installer, request).await
+        wsp_install::venv_layout::install(installer, request).await
     }
 
     async fn uninstall(&self, request: UninstallRequest) -> Result<(), BackendError> {
@@ -127,7 +129,19 @@ impl Backend for VenvBackend {
                 request.sandbox.as_ref(),
             )
             .await?;
-        wsp_backend::venv_layout::uninstall(installer, request).await
+        wsp_install::venv_layout::uninstall(installer, request).await
+    }
+
+    async fn describe(&self, request: DescribeRequest) -> Result<Description, BackendError> {
+        wsp_install::venv_layout::describe(request.root).await
+    }
+
+    async fn run(&self, request: RunRequest) -> Result<ExecuteResult, BackendError> {
+        wsp_install::venv_layout::run(request).await
+    }
+
+    async fn release(&self, _request: ReleaseRequest) -> Result<(), BackendError> {
+        Ok(())
     }
 }
 

@@ -5,10 +5,10 @@
 
 use std::path::Path;
 
-use wsp_backend::execute::{resolve_cwd, run, Activation, RunOptions, RunSpec, SandboxPolicy};
-use wsp_backend::interpreters::Inventory;
-use wsp_backend::venv_layout::interpreter_path;
 use wsp_backend::BackendError;
+use wsp_exec::{resolve_cwd, run, Activation, RunOptions, RunSpec, SandboxPolicy};
+use wsp_install::venv_layout::interpreter_path;
+use wsp_interpreters::Inventory;
 use wsp_protocol::FailureReason;
 
 use crate::layout::Layout;
@@ -24,7 +24,7 @@ pub(crate) async fn ensure_pip(
 ) -> Result<(), BackendError> {
     let scan_root = root.to_owned();
     let has_pip = tokio::task::spawn_blocking(move || {
-        wsp_backend::packages::site_packages_dirs(&scan_root)
+        wsp_install::packages::site_packages_dirs(&scan_root)
             .iter()
             .any(|dir| dir.join("pip").join("__init__.py").is_file())
     })

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use wsp_backend::interpreters::InterpreterInfo;
+use wsp_interpreters::InterpreterInfo;
 
 use crate::VenvError;
 
@@ -109,7 +109,7 @@ pub(crate) fn check_no_control(what: &'static str, text: &str) -> Result<(), Ven
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wsp_backend::interpreters::PythonVersion;
+    use wsp_interpreters::PythonVersion;
 
     fn info(abiflags: &str) -> InterpreterInfo {
         InterpreterInfo {

@@ -5,6 +5,7 @@
 //! ([`VenvMode::Stdlib`]). With [`VenvOptions::seed_pip`] it also installs pip, from a per
 //! interpreter cache that `ensurepip` fills once. [`VenvBackend`] is the WSP backend that
 //! provisions environments with it.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod activate;
@@ -20,12 +21,12 @@ mod stdlib;
 
 use std::path::{Path, PathBuf};
 
-use wsp_backend::interpreters::InterpreterInfo;
+use wsp_interpreters::InterpreterInfo;
 
 pub use backend::VenvBackend;
 pub use error::VenvError;
 pub use seed::SeedOutcome;
-pub use wsp_backend::venv_layout::interpreter_path;
+pub use wsp_install::venv_layout::interpreter_path;
 
 /// How [`create_venv`] builds an environment.
 #[derive(Debug, Clone, Default)]

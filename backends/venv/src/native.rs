@@ -8,7 +8,7 @@ use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use wsp_backend::interpreters::InterpreterInfo;
+use wsp_interpreters::InterpreterInfo;
 
 use crate::layout::Layout;
 use crate::{activate, pyvenv_cfg, VenvError};

@@ -6,7 +6,7 @@
 //! ones they do not know), plus `implementation`/`version_info` as other venv creators do, and
 //! `wsp` naming the writer.
 
-use wsp_backend::interpreters::InterpreterInfo;
+use wsp_interpreters::InterpreterInfo;
 
 use crate::layout::Layout;
 

@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 
-use wsp_backend::interpreters::InterpreterInfo;
+use wsp_interpreters::InterpreterInfo;
 
 use crate::layout::Layout;
 use crate::{process, VenvError};

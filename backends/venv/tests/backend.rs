@@ -5,11 +5,11 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use wsp_backend::interpreters::{Inventory, InventoryConfig};
 use wsp_backend::{
     Backend, BackendError, DescribeRequest, ProvisionRequest, ReleaseRequest, RunRequest,
 };
 use wsp_backend_venv::{VenvBackend, VenvOptions};
+use wsp_interpreters::{Inventory, InventoryConfig};
 use wsp_protocol::FailureReason;
 
 fn backend(options: VenvOptions) -> VenvBackend {
@@ -90,7 +90,7 @@ async fn provision_describe_run_and_release() {
         ]
         .map(str::to_owned)
         .to_vec(),
-        cwd: wsp_backend::execute::resolve_cwd(&root, None).unwrap(),
+        cwd: wsp_exec::resolve_cwd(&root, None).unwrap(),
         env: BTreeMap::new(),
         options: Default::default(),
     };

@@ -1,9 +1,9 @@
 //! The conformance kit against the venv backend: natively written venvs, venvs installing with
 //! their own pip, and venvs written by `python -m venv`.
 
-use wsp_backend::install::Installer;
 use wsp_backend_venv::{VenvBackend, VenvMode, VenvOptions};
 use wsp_conformance::{check_backend, BackendUnderTest};
+use wsp_install::Installer;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn venv_backend_conforms() {

@@ -12,8 +12,8 @@ use common::{
     block_on, build_wheel, for_each, install_and_import, python, python3_infos, run_ok,
     site_packages,
 };
-use wsp_backend::interpreters::InterpreterInfo;
 use wsp_backend_venv::{create_venv, SeedOutcome, VenvMode, VenvOptions};
+use wsp_interpreters::InterpreterInfo;
 
 /// A seed cache shared by the tests that are not about filling it (kept between runs under
 /// the target directory).

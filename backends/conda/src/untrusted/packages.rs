@@ -129,7 +129,7 @@ fn checked(path: &Path) -> Result<(), PackageViolation> {
 
 /// The bytes of `dir/file`, `None` if it does not exist.
 fn read(dir: &Path, file: &'static str) -> Result<Option<Vec<u8>>, PackageViolation> {
-    match wsp_backend::packages::read_untrusted_file(&dir.join(file), PACKAGE_METADATA_LIMIT) {
+    match wsp_install::packages::read_untrusted_file(&dir.join(file), PACKAGE_METADATA_LIMIT) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(PackageViolation::Unusable { file, source }),

@@ -4,7 +4,7 @@
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-pub use wsp_backend::install::INSTALL_LOCK_FILE;
+pub use wsp_install::INSTALL_LOCK_FILE;
 
 /// The directory of a prefix that holds its package records; only the installer writes there.
 pub const METADATA_DIR: &str = "conda-meta";

@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
 use url::Url;
-use wsp_backend::interpreters::VersionRequest;
 use wsp_backend::{
     Backend, BackendError, DescribeRequest, Description, ProvisionRequest, Provisioned, RunRequest,
 };
-use wsp_backend_conda::testing::{build_local_channel, PythonBuild};
 use wsp_backend_conda::{CondaBackend, CondaConfig};
+use wsp_interpreters::VersionRequest;
 use wsp_protocol::ExecuteResult;
+use wsp_testing::conda::{build_local_channel, PythonBuild};
 
 /// The pyenv versions the channel offers.
 pub const VERSIONS: [&str; 2] = ["3.11.7", "3.12.1"];
@@ -89,7 +89,7 @@ pub async fn run(
         root: root.to_path_buf(),
         environment_id: "env-0123456789ab".into(),
         argv: argv.iter().map(|arg| arg.to_string()).collect(),
-        cwd: wsp_backend::execute::resolve_cwd(root, None).unwrap(),
+        cwd: wsp_exec::resolve_cwd(root, None).unwrap(),
         env: env
             .iter()
             .map(|(key, value)| (key.to_string(), value.to_string()))

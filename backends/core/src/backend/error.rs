@@ -6,8 +6,6 @@ use std::sync::Arc;
 use wsp_protocol::error_chain::{chain_message, source_chain};
 use wsp_protocol::FailureReason;
 
-use crate::interpreters::ResolveError;
-
 /// Why a backend request failed.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum BackendError {
@@ -100,20 +98,6 @@ impl BackendError {
     /// [`source_chain`].
     pub fn source_chain(&self) -> Vec<String> {
         source_chain(self)
-    }
-}
-
-impl From<ResolveError> for BackendError {
-    fn from(error: ResolveError) -> Self {
-        match error {
-            ResolveError::Unavailable {
-                requested,
-                available,
-            } => BackendError::VersionUnavailable {
-                requested,
-                available,
-            },
-        }
     }
 }
 

@@ -3,10 +3,10 @@
 //!
 //! Everything else (the state store, locks, ids, the name rules, interpreter discovery, the
 //! order of checks, deleting an environment's files) is shared and lives outside the backend,
-//! so a backend only does what differs between environment kinds. The defaults take the root
-//! to be a virtual environment (`bin/python`, its site-packages, `VIRTUAL_ENV` activation, its
-//! own pip; see [`crate::venv_layout`]), so a backend that makes venvs writes only
-//! [`Backend::provision`].
+//! so a backend only does what differs between environment kinds. The trait has no defaults:
+//! a wrapper around another backend that forgets to forward a step does not compile, instead
+//! of silently doing something else. A backend whose environments are virtual environments
+//! writes only `provision` and gets the rest from `wsp_install::venv_layout::VenvLayout`.
 //!
 //! [`BackendService`] turns any backend into a `tower::Service` of each request type
 //! ([`ProvisionRequest`] answered with [`Provisioned`], [`DescribeRequest`] with
@@ -27,26 +27,35 @@
 //!             format!("{} cannot be created here", request.name),
 //!         ))
 //!     }
+//! #   async fn describe(&self, _: wsp_backend::DescribeRequest) -> Result<wsp_backend::Description, BackendError> { unimplemented!() }
+//! #   async fn run(&self, _: wsp_backend::RunRequest) -> Result<wsp_protocol::ExecuteResult, BackendError> { unimplemented!() }
+//! #   async fn install(&self, _: wsp_backend::InstallRequest) -> Result<(), BackendError> { unimplemented!() }
+//! #   async fn uninstall(&self, _: wsp_backend::UninstallRequest) -> Result<(), BackendError> { unimplemented!() }
+//! #   async fn release(&self, _: wsp_backend::ReleaseRequest) -> Result<(), BackendError> { unimplemented!() }
 //! }
 //! ```
 
 mod error;
 mod requests;
+mod run_options;
 mod service;
+mod working_dir;
 
 use std::future::Future;
 
 use wsp_protocol::ExecuteResult;
 
-use crate::install::{InstallRequest, Installer, UninstallRequest};
-use crate::venv_layout;
-
 pub use error::BackendError;
 pub use requests::{
-    BackendRequest, DescribeRequest, Description, ProvisionRequest, Provisioned, ReleaseRequest,
-    RunRequest,
+    BackendRequest, DescribeRequest, Description, InstallRequest, InstallSource, ProgressSink,
+    ProgressStep, ProvisionRequest, Provisioned, ReleaseRequest, RunRequest, UninstallRequest,
+};
+pub use run_options::{
+    ContainmentMode, OutputChunk, OutputSink, RunOptions, SandboxNetwork, SandboxPolicy,
+    DEFAULT_MAX_OUTPUT_BYTES,
 };
 pub use service::{Answers, BackendService, BackendStack, BoxBackend};
+pub use working_dir::{resolve_cwd, WorkingDir};
 
 /// An environment backend: what one kind of environment needs done, one method a step.
 ///
@@ -63,49 +72,35 @@ pub trait Backend: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Provisioned, BackendError>> + Send;
 
     /// Describes the environment at `request.root`: its interpreter and installed packages.
-    /// Default: a venv's `bin/python` and the distributions in its site-packages.
     fn describe(
         &self,
         request: DescribeRequest,
-    ) -> impl Future<Output = Result<Description, BackendError>> + Send {
-        venv_layout::describe(request.root)
-    }
+    ) -> impl Future<Output = Result<Description, BackendError>> + Send;
 
-    /// Runs a command in the environment. Default: under venv activation
-    /// (`VIRTUAL_ENV`, `<root>/bin` first on `PATH`).
+    /// Runs a command in the environment, with the environment activated.
     fn run(
         &self,
         request: RunRequest,
-    ) -> impl Future<Output = Result<ExecuteResult, BackendError>> + Send {
-        venv_layout::run(request)
-    }
+    ) -> impl Future<Output = Result<ExecuteResult, BackendError>> + Send;
 
     /// Installs packages into the environment, changing nothing when they cannot be
-    /// installed. Default: the environment's own pip (`<root>/bin/python -m pip install`).
+    /// installed.
     fn install(
         &self,
         request: InstallRequest,
-    ) -> impl Future<Output = Result<(), BackendError>> + Send {
-        venv_layout::install(Installer::Pip, request)
-    }
+    ) -> impl Future<Output = Result<(), BackendError>> + Send;
 
     /// Removes packages from the environment by name, ignoring names that are not installed.
-    /// Default: the environment's own pip.
     fn uninstall(
         &self,
         request: UninstallRequest,
-    ) -> impl Future<Output = Result<(), BackendError>> + Send {
-        venv_layout::uninstall(Installer::Pip, request)
-    }
+    ) -> impl Future<Output = Result<(), BackendError>> + Send;
 
     /// Called once an environment is deleted, after the store has deleted (or set aside) its
-    /// files: for backend-specific cleanup outside the root. Never delete the root here.
-    /// Default: nothing to do.
+    /// files: for backend-specific cleanup outside the root (most backends have none and
+    /// answer `Ok(())`). Never delete the root here.
     fn release(
         &self,
         request: ReleaseRequest,
-    ) -> impl Future<Output = Result<(), BackendError>> + Send {
-        let _ = request;
-        std::future::ready(Ok(()))
-    }
+    ) -> impl Future<Output = Result<(), BackendError>> + Send;
 }

@@ -4,11 +4,10 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::PathBuf;
 
-use wsp_protocol::{ExecuteResult, Package};
+use tokio::sync::mpsc;
+use wsp_protocol::{ExecuteResult, Package, PythonVersion, VersionRequest};
 
-use super::{Backend, BackendError};
-use crate::install::{InstallRequest, UninstallRequest};
-use crate::interpreters::{PythonVersion, VersionRequest};
+use super::{Backend, BackendError, RunOptions, SandboxPolicy, WorkingDir};
 
 /// A request to a backend: its answer type, and the [`Backend`] method that answers it.
 ///
@@ -73,12 +72,12 @@ pub struct RunRequest {
     /// The command; never empty.
     pub argv: Vec<String>,
     /// The working directory: resolved once, inside `root`, and held open
-    /// ([`crate::execute::resolve_cwd`]).
-    pub cwd: crate::execute::WorkingDir,
+    /// ([`resolve_cwd`](super::resolve_cwd)).
+    pub cwd: WorkingDir,
     /// Variables the request sets on top of the activation environment.
     pub env: BTreeMap<String, String>,
     /// stdin, timeout, output limit and streaming, resource limits.
-    pub options: crate::execute::RunOptions,
+    pub options: RunOptions,
 }
 
 /// An environment was deleted: the store has taken it out of the index and deleted its root
@@ -89,6 +88,64 @@ pub struct ReleaseRequest {
     pub root: PathBuf,
     /// The environment's id.
     pub environment_id: String,
+}
+
+/// Where an installer looks for packages: the request's fields over the server's defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InstallSource {
+    /// Directories (absolute paths) or URLs of distributions to look in.
+    pub find_links: Vec<String>,
+    /// The index to use instead of the installer's default.
+    pub index_url: Option<String>,
+    /// Use no index at all, only `find_links`.
+    pub no_index: bool,
+}
+
+/// One step of an install, as the installer reported it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgressStep {
+    /// What happened, in the installer's words (`Resolved 3 packages in 12ms`).
+    pub message: String,
+    /// How far along the install is, 0–100, when that is known.
+    pub percentage: Option<u32>,
+}
+
+/// Where an install sends its [`ProgressStep`]s, in order; the install returns only after its
+/// last step was sent. A full channel makes the installer wait.
+pub type ProgressSink = mpsc::Sender<ProgressStep>;
+
+/// Install packages into the environment at `root`.
+#[derive(Debug, Clone)]
+pub struct InstallRequest {
+    /// The environment's root.
+    pub root: PathBuf,
+    /// The environment's id (the installer runs as a command of that environment).
+    pub environment_id: String,
+    /// What to install: PEP 508 requirements, or conda match specs for a conda backend.
+    pub packages: Vec<String>,
+    /// Where to look.
+    pub source: InstallSource,
+    /// Install the newest matching versions even where a matching version is installed.
+    pub upgrade: bool,
+    /// Where the installer's steps go.
+    pub progress: Option<ProgressSink>,
+    /// Runs the installer in this sandbox (`wsp_install::install_sandbox` makes one): for an environment that
+    /// has run sandboxed code. `None`: unconfined.
+    pub sandbox: Option<SandboxPolicy>,
+}
+
+/// Remove packages, by name, from the environment at `root`; names that are not installed are
+/// ignored.
+#[derive(Debug, Clone)]
+pub struct UninstallRequest {
+    /// The environment's root.
+    pub root: PathBuf,
+    /// The environment's id.
+    pub environment_id: String,
+    /// The names.
+    pub packages: Vec<String>,
+    /// Runs the uninstaller in this sandbox (`wsp_install::uninstall_sandbox`). `None`: unconfined.
+    pub sandbox: Option<SandboxPolicy>,
 }
 
 /// `impl BackendRequest for $request`, answered by `Backend::$method` as `$response`.

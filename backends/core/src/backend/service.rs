@@ -8,10 +8,9 @@ use futures::future::BoxFuture;
 use tower::{BoxError, Service};
 
 use super::{
-    Backend, BackendError, BackendRequest, DescribeRequest, ProvisionRequest, ReleaseRequest,
-    RunRequest,
+    Backend, BackendError, BackendRequest, DescribeRequest, InstallRequest, ProvisionRequest,
+    ReleaseRequest, RunRequest, UninstallRequest,
 };
-use crate::install::{InstallRequest, UninstallRequest};
 
 /// Any [`Backend`] as a `tower::Service` of every [`BackendRequest`]: a [`ProvisionRequest`]
 /// is answered with [`Provisioned`](super::Provisioned), a [`DescribeRequest`] with
@@ -28,6 +27,11 @@ use crate::install::{InstallRequest, UninstallRequest};
 /// #     ) -> Result<wsp_backend::Provisioned, wsp_backend::BackendError> {
 /// #         unimplemented!()
 /// #     }
+/// #     async fn describe(&self, _: wsp_backend::DescribeRequest) -> Result<wsp_backend::Description, wsp_backend::BackendError> { unimplemented!() }
+/// #     async fn run(&self, _: wsp_backend::RunRequest) -> Result<wsp_protocol::ExecuteResult, wsp_backend::BackendError> { unimplemented!() }
+/// #     async fn install(&self, _: wsp_backend::InstallRequest) -> Result<(), wsp_backend::BackendError> { unimplemented!() }
+/// #     async fn uninstall(&self, _: wsp_backend::UninstallRequest) -> Result<(), wsp_backend::BackendError> { unimplemented!() }
+/// #     async fn release(&self, _: wsp_backend::ReleaseRequest) -> Result<(), wsp_backend::BackendError> { unimplemented!() }
 /// # }
 /// use tower::ServiceBuilder;
 /// use wsp_backend::{BackendService, BoxBackend};

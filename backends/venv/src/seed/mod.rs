@@ -15,7 +15,7 @@ use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
-use wsp_backend::interpreters::InterpreterInfo;
+use wsp_interpreters::InterpreterInfo;
 
 use crate::layout::{self, Layout};
 use crate::{process, VenvError, VenvMode};

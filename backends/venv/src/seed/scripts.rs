@@ -6,7 +6,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use wsp_backend::interpreters::PythonVersion;
+use wsp_interpreters::PythonVersion;
 
 use crate::layout::Layout;
 use crate::VenvError;

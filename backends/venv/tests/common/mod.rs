@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use wsp_backend::interpreters::{InterpreterInfo, PythonVersion};
+use wsp_interpreters::{InterpreterInfo, PythonVersion};
 
 /// Prints the facts `InterpreterInfo` holds, as JSON; works on Python 2.7 too.
 const QUERY: &str = r#"

@@ -1,0 +1,191 @@
+//! The installer's command lines.
+
+use std::path::{Path, PathBuf};
+
+use super::steps::StepKind;
+use super::InstallRequest;
+
+/// Which program installs packages into a venv-layout environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Installer {
+    /// `uv pip install --python <interpreter>`, with this `uv`.
+    Uv(PathBuf),
+    /// The environment's own pip: `<interpreter> -m pip install`.
+    Pip,
+}
+
+impl Installer {
+    /// uv when one is found (`configured`, else the first on `PATH`), else pip.
+    pub fn detect(configured: Option<PathBuf>) -> Installer {
+        match find_uv(configured) {
+            Ok(uv) => Installer::Uv(uv),
+            Err(reason) => {
+                tracing::debug!("installing with pip: {reason}");
+                Installer::Pip
+            }
+        }
+    }
+
+    /// Its name, for an environment's `extra` and for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Installer::Uv(_) => "uv",
+            Installer::Pip => "pip",
+        }
+    }
+
+    pub(super) fn steps(&self) -> StepKind {
+        match self {
+            Installer::Uv(_) => StepKind::Uv,
+            Installer::Pip => StepKind::Pip,
+        }
+    }
+
+    /// The command line that installs `request.packages` for `python`.
+    pub(super) fn install_argv(&self, python: &Path, request: &InstallRequest) -> Vec<String> {
+        let mut argv = self.prefix(python, "install", request.sandbox.is_some());
+        if let Installer::Pip = self {
+            argv.extend(["--no-input", "--progress-bar", "off"].map(String::from));
+        }
+        let source = &request.source;
+        for link in &source.find_links {
+            argv.extend(["--find-links".to_owned(), link.clone()]);
+        }
+        if let Some(url) = &source.index_url {
+            argv.extend(["--index-url".to_owned(), url.clone()]);
+        }
+        if source.no_index {
+            argv.push("--no-index".to_owned());
+        }
+        if request.upgrade {
+            argv.push("--upgrade".to_owned());
+        }
+        argv.push("--".to_owned());
+        argv.extend(request.packages.iter().cloned());
+        argv
+    }
+
+    /// The command line that uninstalls `names` for `python` (with no cache when `confined`).
+    pub(super) fn uninstall_argv(
+        &self,
+        python: &Path,
+        names: &[String],
+        confined: bool,
+    ) -> Vec<String> {
+        let mut argv = self.prefix(python, "uninstall", confined);
+        if let Installer::Pip = self {
+            argv.push("--yes".to_owned());
+        }
+        argv.push("--".to_owned());
+        argv.extend(names.iter().cloned());
+        argv
+    }
+
+    /// `uv pip <verb> --python <python> --no-config` or
+    /// `<python> -m pip <verb> --isolated --disable-pip-version-check`: neither reads the
+    /// server user's configuration files or (for pip) `PIP_*` variables, so every install is
+    /// configured by its request and the server's options alone. A `confined` installer uses
+    /// no cache (`--no-cache`, `--no-cache-dir`): see [`super::install_sandbox`].
+    fn prefix(&self, python: &Path, verb: &str, confined: bool) -> Vec<String> {
+        let mut argv = self.unconfined_prefix(python, verb);
+        if confined {
+            argv.push(match self {
+                Installer::Uv(_) => "--no-cache".to_owned(),
+                Installer::Pip => "--no-cache-dir".to_owned(),
+            });
+        }
+        argv
+    }
+
+    fn unconfined_prefix(&self, python: &Path, verb: &str) -> Vec<String> {
+        let python = python.to_string_lossy().into_owned();
+        match self {
+            Installer::Uv(uv) => vec![
+                uv.to_string_lossy().into_owned(),
+                "pip".to_owned(),
+                verb.to_owned(),
+                "--python".to_owned(),
+                python,
+                "--no-config".to_owned(),
+            ],
+            Installer::Pip => vec![
+                python,
+                "-m".to_owned(),
+                "pip".to_owned(),
+                verb.to_owned(),
+                "--isolated".to_owned(),
+                "--disable-pip-version-check".to_owned(),
+            ],
+        }
+    }
+}
+
+/// `configured` if it is an executable file, else the first `uv` on `PATH`.
+pub fn find_uv(configured: Option<PathBuf>) -> Result<PathBuf, String> {
+    if let Some(path) = configured {
+        return if is_executable(&path) {
+            Ok(path)
+        } else {
+            Err(format!("--uv {} is not an executable file", path.display()))
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("uv"))
+        .find(|candidate| is_executable(candidate))
+        .ok_or_else(|| {
+            "no `uv` on PATH; install it (`pip install uv`) or pass --uv PATH".to_owned()
+        })
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::InstallSource;
+
+    fn request(upgrade: bool) -> InstallRequest {
+        InstallRequest {
+            root: "/env".into(),
+            environment_id: "env-000000000000".into(),
+            packages: vec!["demo==1.0".into(), "other".into()],
+            source: InstallSource {
+                find_links: vec!["/wheels".into()],
+                index_url: Some("http://127.0.0.1:1/simple".into()),
+                no_index: true,
+            },
+            upgrade,
+            progress: None,
+            sandbox: None,
+        }
+    }
+
+    #[test]
+    fn uv_and_pip_get_the_same_options() {
+        let python = Path::new("/env/bin/python");
+        let uv = Installer::Uv("/bin/uv".into()).install_argv(python, &request(true));
+        assert_eq!(
+            uv.join(" "),
+            "/bin/uv pip install --python /env/bin/python --no-config --find-links /wheels \
+             --index-url http://127.0.0.1:1/simple --no-index --upgrade -- demo==1.0 other"
+        );
+        let pip = Installer::Pip.install_argv(python, &request(false));
+        assert_eq!(
+            pip.join(" "),
+            "/env/bin/python -m pip install --isolated --disable-pip-version-check --no-input \
+             --progress-bar off --find-links /wheels --index-url http://127.0.0.1:1/simple \
+             --no-index -- demo==1.0 other"
+        );
+        let names = ["x".to_owned()];
+        assert_eq!(
+            Installer::Pip
+                .uninstall_argv(python, &names, false)
+                .join(" "),
+            "/env/bin/python -m pip uninstall --isolated --disable-pip-version-check --yes -- x"
+        );
+    }
+}

@@ -1,0 +1,84 @@
+//! Installing Python packages into environments: the installer the venv-layout backends
+//! share, reading what an environment has installed ([`packages`]), and the venv layout
+//! ([`venv_layout`]: the steps of a backend whose environments are virtual environments).
+//!
+//! The shared installer is `uv pip install --python <the environment's interpreter>` when a
+//! `uv` is available, else the environment's own pip (`python -m pip`; the backend makes sure
+//! pip is there first). Either runs through [`wsp_exec::run`], so an install that is
+//! cancelled kills everything the installer started, and nothing it starts outlives it.
+//!
+//! Both installers resolve the whole request before they touch the environment, so a request
+//! that cannot be resolved (a missing package, conflicting requirements) changes nothing. While
+//! the installer runs, the lines it prints for its own steps (resolving, downloading or
+//! building, installing) become [`ProgressStep`]s.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod command;
+mod confine;
+mod lock;
+mod output;
+mod python;
+mod steps;
+
+pub mod packages;
+pub mod venv_layout;
+
+use std::path::Path;
+
+use wsp_backend::BackendError;
+use wsp_exec::Activation;
+
+pub use command::{find_uv, Installer};
+pub use confine::{install_sandbox, uninstall_sandbox};
+pub use lock::{lock_environment, InstallLock, INSTALL_LOCK_FILE};
+pub use output::MAX_DETAIL_BYTES;
+pub use python::{resolve_python, PythonDownloads};
+/// What `environment/install` and `environment/uninstall` ask a backend for (defined with the
+/// backend interface).
+pub use wsp_backend::{
+    InstallRequest, InstallSource, ProgressSink, ProgressStep, UninstallRequest,
+};
+
+/// Installs `request.packages` with `installer` for the environment interpreter `python`, run
+/// under `activation`. A failure is [`InstallFailed`](wsp_protocol::FailureReason::InstallFailed) with the installer's own message (at
+/// most [`MAX_DETAIL_BYTES`]).
+pub async fn install(
+    installer: &Installer,
+    python: &Path,
+    activation: &Activation,
+    request: &InstallRequest,
+) -> Result<(), BackendError> {
+    let argv = installer.install_argv(python, request);
+    let kind = installer.steps();
+    output::run_installer(
+        activation,
+        &request.environment_id,
+        &argv,
+        kind,
+        request.progress.clone(),
+        request.sandbox.clone(),
+    )
+    .await
+}
+
+/// Uninstalls `request.packages` with `installer` (see [`install`]).
+pub async fn uninstall(
+    installer: &Installer,
+    python: &Path,
+    activation: &Activation,
+    request: &UninstallRequest,
+) -> Result<(), BackendError> {
+    let confined = request.sandbox.is_some();
+    let argv = installer.uninstall_argv(python, &request.packages, confined);
+    output::run_installer(
+        activation,
+        &request.environment_id,
+        &argv,
+        installer.steps(),
+        None,
+        request.sandbox.clone(),
+    )
+    .await
+}

@@ -1,0 +1,302 @@
+//! The inventory: every interpreter on this machine, the versions they offer, and the choice of
+//! one for a [`VersionRequest`]. Queries go through one cache per inventory.
+
+use std::cmp::Reverse;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+
+use super::cache::QueryCache;
+use super::config::InventoryConfig;
+use super::discovery::{Discovery, Found};
+use super::files::FileStamp;
+use super::query::{self, Queried, QueryError};
+use super::shim::{inspect, Inspection};
+use super::{Candidate, InterpreterInfo, PythonVersion, Source, VersionRequest};
+
+/// How many interpreters are queried at once when several must be.
+const PARALLEL_QUERIES: usize = 4;
+
+/// Why a version request could not be satisfied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    /// No working interpreter of the requested version.
+    #[error("Python {requested} is not available (available: {})", .available.join(", "))]
+    Unavailable {
+        /// The request, `X.Y` or `X.Y.Z`.
+        requested: String,
+        /// Every available version, `X.Y.Z`, ascending.
+        available: Vec<String>,
+    },
+}
+
+impl From<ResolveError> for wsp_backend::BackendError {
+    fn from(error: ResolveError) -> Self {
+        match error {
+            ResolveError::Unavailable {
+                requested,
+                available,
+            } => wsp_backend::BackendError::VersionUnavailable {
+                requested,
+                available,
+            },
+        }
+    }
+}
+
+/// The interpreter chosen for a request, and where it was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The candidate that was chosen, as discovered.
+    pub candidate: Candidate,
+    /// What querying it said.
+    pub info: InterpreterInfo,
+}
+
+/// The interpreters of this machine. Cloning shares the query cache.
+#[derive(Clone)]
+pub struct Inventory {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: InventoryConfig,
+    discovery: Discovery,
+    cache: QueryCache,
+    timeout: Duration,
+    queries: AtomicU64,
+}
+
+/// A candidate whose version is known, from files or from a query.
+struct Ranked {
+    found: Found,
+    version: PythonVersion,
+    order: usize,
+}
+
+impl Inventory {
+    /// An inventory over `config`, with the default query timeout (10 s).
+    pub fn new(config: InventoryConfig) -> Self {
+        Self::with_query_timeout(config, query::DEFAULT_TIMEOUT)
+    }
+
+    /// An inventory whose queries are killed after `timeout`.
+    pub fn with_query_timeout(config: InventoryConfig, timeout: Duration) -> Self {
+        Inventory {
+            inner: Arc::new(Inner {
+                cache: QueryCache::new(config.cache_file.clone()),
+                discovery: Discovery::new(config.locators()),
+                config,
+                timeout,
+                queries: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// The configuration this inventory searches.
+    pub fn config(&self) -> &InventoryConfig {
+        &self.inner.config
+    }
+
+    /// How many interpreter processes this inventory has started.
+    #[doc(hidden)]
+    pub fn query_count(&self) -> u64 {
+        self.inner.queries.load(Ordering::Relaxed)
+    }
+
+    /// Every interpreter found, one per real file, preferred sources first. Nothing is run.
+    pub async fn candidates(&self) -> Vec<Candidate> {
+        self.discover()
+            .await
+            .into_iter()
+            .map(|found| found.candidate)
+            .collect()
+    }
+
+    /// The versions of every working interpreter, ascending, each once. Interpreters whose
+    /// version no file tells are queried (once; the answer is cached).
+    pub async fn available_versions(&self) -> Vec<PythonVersion> {
+        let found = self.discover().await;
+        let mut versions: Vec<PythonVersion> = self
+            .rank(found, |_| true)
+            .await
+            .into_iter()
+            .map(|ranked| ranked.version)
+            .collect();
+        versions.sort();
+        versions.dedup();
+        versions
+    }
+
+    /// The interpreter for `request`: see [`resolve_detailed`](Self::resolve_detailed).
+    pub async fn resolve(&self, request: &VersionRequest) -> Result<InterpreterInfo, ResolveError> {
+        self.resolve_detailed(request)
+            .await
+            .map(|resolved| resolved.info)
+    }
+
+    /// The newest version matching `request` (`X.Y`: newest `X.Y.*`; `X.Y.Z`: exactly that),
+    /// among equal versions the preferred [`Source`]; the chosen interpreter is queried and, if
+    /// that fails or it turns out to be another version, the next one is tried.
+    pub async fn resolve_detailed(
+        &self,
+        request: &VersionRequest,
+    ) -> Result<Resolved, ResolveError> {
+        let found = self.discover().await;
+        let best_known_source = found
+            .iter()
+            .filter(|f| f.candidate.version.is_some_and(|v| request.matches(&v)))
+            .map(|f| f.candidate.source.preference())
+            .min();
+        let worth_querying = |f: &Found| match request {
+            // Another interpreter of the same exact version only matters if its source is
+            // preferred.
+            VersionRequest::Exact(_) => {
+                best_known_source.is_none_or(|best| f.candidate.source.preference() < best)
+            }
+            // It could be a newer patch.
+            VersionRequest::MajorMinor { .. } => true,
+        } && f.hint.admits(request);
+        let mut ranked: Vec<Ranked> = self
+            .rank(found, worth_querying)
+            .await
+            .into_iter()
+            .filter(|ranked| request.matches(&ranked.version))
+            .collect();
+        ranked.sort_by_key(|r| {
+            (
+                Reverse(r.version),
+                r.found.candidate.source.preference(),
+                r.order,
+            )
+        });
+        for Ranked { found, version, .. } in ranked {
+            let candidate = found.candidate;
+            match self.answer(&candidate.executable).await {
+                Ok(answer) if answer.is_final() && request.matches(&answer.info.version) => {
+                    return Ok(Resolved {
+                        candidate,
+                        info: answer.info,
+                    });
+                }
+                Ok(answer) => tracing::debug!(
+                    executable = %candidate.executable.display(),
+                    expected = %version,
+                    answered = %answer.info.version,
+                    release_level = %answer.release_level,
+                    "interpreter is not the version its files suggest; skipped"
+                ),
+                Err(error) => report_failure(&candidate, &error),
+            }
+        }
+        let available = self
+            .available_versions()
+            .await
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        Err(ResolveError::Unavailable {
+            requested: request.to_string(),
+            available,
+        })
+    }
+
+    /// What `executable` says about itself: run once per path and file state (path, inode,
+    /// size, mtime), then answered from the cache. pyenv shims are refused, never run.
+    pub async fn query(&self, executable: &Path) -> Result<InterpreterInfo, QueryError> {
+        self.answer(executable).await.map(|answer| answer.info)
+    }
+
+    async fn answer(&self, executable: &Path) -> Result<Queried, QueryError> {
+        let inaccessible = |message: String| QueryError::Inaccessible {
+            path: executable.to_path_buf(),
+            message,
+        };
+        let path = std::path::absolute(executable).map_err(|e| inaccessible(e.to_string()))?;
+        let examined = {
+            let path = path.clone();
+            tokio::task::spawn_blocking(move || (FileStamp::of(&path), inspect(&path))).await
+        };
+        let (stamp, inspection) = examined.map_err(|e| inaccessible(e.to_string()))?;
+        let stamp = stamp.map_err(|e| inaccessible(e.to_string()))?;
+        let config = &self.inner.config;
+        if inspection != Inspection::NotShim
+            || config.in_pyenv_shims(&path)
+            || config.in_pyenv_shims(&stamp.real_path)
+        {
+            return Err(QueryError::Shim { path });
+        }
+        let inner = &self.inner;
+        inner
+            .cache
+            .get_or_query(&path, stamp, || {
+                inner.queries.fetch_add(1, Ordering::Relaxed);
+                query::run(&path, inner.timeout)
+            })
+            .await
+    }
+
+    /// Every candidate; each locator's last answer is reused while the paths it watches are
+    /// unchanged (see [`Locator::watched_paths`](super::Locator::watched_paths)).
+    async fn discover(&self) -> Vec<Found> {
+        let inner = self.inner.clone();
+        match tokio::task::spawn_blocking(move || inner.discovery.run()).await {
+            Ok(found) => found,
+            Err(error) => {
+                tracing::warn!(%error, "interpreter discovery did not finish");
+                Vec::new()
+            }
+        }
+    }
+
+    /// The candidates with a known version: those whose files tell it, and those that pass
+    /// `worth_querying` and answer a query as a final release. Discovery order is kept.
+    async fn rank(
+        &self,
+        found: Vec<Found>,
+        worth_querying: impl Fn(&Found) -> bool,
+    ) -> Vec<Ranked> {
+        let candidates = found
+            .into_iter()
+            .enumerate()
+            .filter(|(_, f)| f.candidate.version.is_some() || worth_querying(f));
+        futures::stream::iter(candidates)
+            .map(|(order, found)| async move {
+                if let Some(version) = found.candidate.version {
+                    return Some(Ranked {
+                        found,
+                        version,
+                        order,
+                    });
+                }
+                match self.answer(&found.candidate.executable).await {
+                    Ok(answer) if answer.is_final() => Some(Ranked {
+                        version: answer.info.version,
+                        found,
+                        order,
+                    }),
+                    Ok(_) => None,
+                    Err(error) => {
+                        report_failure(&found.candidate, &error);
+                        None
+                    }
+                }
+            })
+            .buffered(PARALLEL_QUERIES)
+            .filter_map(std::future::ready)
+            .collect()
+            .await
+    }
+}
+
+/// A candidate that can't be queried is skipped: loudly when the user named it.
+fn report_failure(candidate: &Candidate, error: &QueryError) {
+    if candidate.source == Source::Configured {
+        tracing::warn!(%error, "configured interpreter skipped");
+    } else {
+        tracing::debug!(source = %candidate.source, %error, "interpreter skipped");
+    }
+}
