@@ -9,6 +9,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
@@ -23,13 +24,14 @@ use wsp_protocol::{methods, NoParams, Response};
 use wsp_server::client::Client;
 use wsp_server::ServerBuilder;
 
-/// Holds each request of `method` back, in an `async move` around the inner call, until the
-/// layer is called with the next request: exactly what a layer author must not do when the
+/// Holds the first request of `method` back, in an `async move` around the inner call, until
+/// the layer is called with the next request: exactly what a layer author must not do when the
 /// lifecycle or a handler decides inside `call`.
 #[derive(Clone)]
 struct HoldUntilNext {
     method: &'static str,
     held: Arc<Mutex<Option<oneshot::Sender<()>>>>,
+    armed: Arc<AtomicBool>,
 }
 
 impl HoldUntilNext {
@@ -37,6 +39,7 @@ impl HoldUntilNext {
         HoldUntilNext {
             method,
             held: Arc::default(),
+            armed: Arc::new(AtomicBool::new(true)),
         }
     }
 }
@@ -76,7 +79,7 @@ where
         if let Some(release) = held.take() {
             let _ = release.send(());
         }
-        if call.method == self.hold.method {
+        if call.method == self.hold.method && self.hold.armed.swap(false, Ordering::SeqCst) {
             let (release, released) = oneshot::channel();
             *held = Some(release);
             let mut inner = self.inner.clone();
