@@ -17,16 +17,19 @@
 //! dev-dependency:
 //!
 //! ```no_run
-//! # struct MyBackend;
-//! # impl MyBackend {
-//! #     fn new(_: wsp_interpreters::Inventory) -> Self { MyBackend }
-//! # }
-//! # impl wsp_backend::Backend for MyBackend {
+//! # struct MyVenvs;
+//! # impl wsp_install::venv_layout::VenvProvider for MyVenvs {
 //! #     async fn provision(
 //! #         &self,
 //! #         _: wsp_backend::ProvisionRequest,
 //! #     ) -> Result<wsp_backend::Provisioned, wsp_backend::BackendError> {
 //! #         unimplemented!()
+//! #     }
+//! # }
+//! # struct MyBackend;
+//! # impl MyBackend {
+//! #     fn new(_: wsp_interpreters::Inventory) -> wsp_install::venv_layout::VenvLayout<MyVenvs> {
+//! #         wsp_install::venv_layout::VenvLayout(MyVenvs)
 //! #     }
 //! # }
 //! // backends/mine/tests/conformance.rs

@@ -1,6 +1,6 @@
 //! Test fixtures for WSP's own tests, built on the fly with no network: Python distributions
 //! (wheels, sdists and a simple index over them) and, with the `conda` feature, local conda
-//! channels ([`conda`]). A dev-dependency only: nothing here ships in a production crate.
+//! channels (the `conda` module). A dev-dependency only: nothing here ships in a production crate.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
