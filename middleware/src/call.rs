@@ -1,6 +1,6 @@
 //! A request on its way through the session stack, and the read-time step every request gets.
 //!
-//! The stack ([`Session`](crate::Session)) takes each request in read order and, before its
+//! The stack ([`StandardStack`](crate::StandardStack)) takes each request in read order and, before its
 //! future exists, runs the **read-time step** synchronously: the read-time part of each custom
 //! layer ([`SessionLayer::admit`](crate::SessionLayer::admit)), the lifecycle's decision, then
 //! the router's lookup, params validation and the handler's own read-time part

@@ -1,6 +1,6 @@
 //! The rules of one params field, each a value that both checks the field and describes it as
 //! JSON Schema, so a params type declared as a list of fields and their rules
-//! ([`params!`](crate::params), [`method!`](crate::method)) has its validator and its schema
+//! ([`params!`](crate::params!), [`method!`](crate::method!)) has its validator and its schema
 //! from one declaration, with nothing recorded at run time.
 
 use serde_json::{json, Map, Value};

@@ -17,7 +17,7 @@
 //!
 //! The params type is declared once, as its fields and their [`Field`](crate::fields::Field)
 //! rules: its validator and its JSON Schema both come from there; the result's schema comes
-//! from its `JsonSchema` derive. [`method!`](crate::method) declares all three at once.
+//! from its `JsonSchema` derive. [`method!`](crate::method!) declares all three at once.
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -82,7 +82,7 @@ methods! {
 /// params struct, each field with the rule from [`fields`](crate::fields) named after `=`
 /// (`string`, `optional_string`, `string_array`, `optional_bool`, `bool_or_false`,
 /// `optional_integer`, `optional_string_map`), which gives both the field's checks and its JSON
-/// Schema (see [`params!`](crate::params)). A field read by an `optional_*` rule may be absent
+/// Schema (see [`params!`](crate::params!)). A field read by an `optional_*` rule may be absent
 /// and is an `Option`; any other is required. The params serialize as an object of every field
 /// and deserialize through their validator.
 ///

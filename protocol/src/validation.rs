@@ -33,7 +33,7 @@ impl Violation {
 }
 
 /// A method's params type: parsed from the request's `params` with every violation listed, and
-/// described by a JSON Schema. [`params!`](crate::params) and [`method!`](crate::method) declare
+/// described by a JSON Schema. [`params!`](crate::params!) and [`method!`](crate::method!) declare
 /// both from one list of fields and their [`Field`](crate::fields::Field) rules.
 pub trait Params: Sized + Send + 'static {
     /// Parses and validates. `None` is an absent `params` member.
