@@ -73,6 +73,8 @@ pub struct ServeConfig {
     /// Install a Python that no locator finds with `uv python install` (`--python-downloads`;
     /// venv and uv backends).
     pub python_downloads: bool,
+    /// Where to listen for many clients (`--listen`); none: one client on stdio.
+    pub listen: crate::listen::ListenConfig,
 }
 
 impl Default for ServeConfig {
@@ -94,6 +96,7 @@ impl Default for ServeConfig {
             sandbox: false,
             install_source: wsp_install::InstallSource::default(),
             python_downloads: false,
+            listen: crate::listen::ListenConfig::default(),
         }
     }
 }

@@ -7,6 +7,7 @@
 mod backends;
 mod cli;
 mod config;
+mod listen;
 mod logging;
 mod serve;
 

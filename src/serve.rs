@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use wsp_environments::store::Store;
 
 use crate::config::ServeConfig;
-use wsp_server::ServerBuilder;
+use wsp_server::{Broadcast, ServerBuilder};
 
 /// Why the reference server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -56,8 +56,14 @@ pub fn reference_server(config: &ServeConfig) -> Result<wsp_server::Server, Star
     // killing and removing what dead servers left.
     let containment = wsp_exec::containment_mode();
     tracing::debug!(mode = containment.as_str(), "containment");
-    let environments = crate::backends::environments(config, store)?;
-    Ok(ServerBuilder::new()
+    let mut environments = crate::backends::environments(config, store)?;
+    let mut builder = ServerBuilder::new();
+    if !config.listen.addresses.is_empty() {
+        let changes = Broadcast::new();
+        environments = environments.with_change_notifications(changes.clone());
+        builder = builder.broadcast(changes);
+    }
+    Ok(builder
         .max_frame_bytes(config.max_frame_bytes)
         .drain_timeout(config.drain_timeout)
         .concurrency_limit(config.concurrency_limit)
@@ -66,11 +72,13 @@ pub fn reference_server(config: &ServeConfig) -> Result<wsp_server::Server, Star
         .build())
 }
 
-/// Runs the reference server on stdin/stdout; returns the process exit status.
+/// Runs the reference server on stdin/stdout, or on its `--listen` addresses; returns the
+/// process exit status.
 pub fn run_reference_server(config: ServeConfig) -> i32 {
     crate::logging::init(config.log_format);
     match reference_server(&config) {
-        Ok(server) => server.run_stdio(),
+        Ok(server) if config.listen.addresses.is_empty() => server.run_stdio(),
+        Ok(server) => server.run_listeners(|| crate::listen::bind(&config.listen)),
         Err(e) => {
             tracing::error!("{e}");
             eprintln!("wsp: {e}");

@@ -9,8 +9,8 @@ use wsp_backend::{DescribeRequest, ProvisionRequest, ReleaseRequest, RunRequest}
 use wsp_exec::{current_stack, resolve_cwd, OutputSink, RunOptions};
 use wsp_protocol::validation::Violation;
 use wsp_protocol::{
-    error, CreateParams, DeleteAck, EnvironmentDetails, EnvironmentSummary, ErrorObjectOwned,
-    ExecuteParams, ExecuteResult, IdParams,
+    error, results::EnvironmentChange, CreateParams, DeleteAck, EnvironmentDetails,
+    EnvironmentSummary, ErrorObjectOwned, ExecuteParams, ExecuteResult, IdParams,
 };
 
 use super::failure::{backend_error, store_error};
@@ -129,6 +129,7 @@ impl Environments {
             })
             .await
             .map_err(store_error)?;
+        self.changed(&record.id, EnvironmentChange::Created);
         Ok(details(record, description))
     }
 
@@ -234,6 +235,7 @@ impl Environments {
             // the index, and nothing after it waits: a delete that changed something answers.
             self.inner.usage.wait_unused(&id).await;
             let removal = self.inner.store.remove(&id).await.map_err(store_error)?;
+            self.changed(&id, EnvironmentChange::Deleted);
             tokio::spawn(self.clone().finish_removal(removal));
             Ok(DeleteAck { id: id.clone() })
         }

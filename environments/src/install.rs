@@ -13,6 +13,7 @@ use wsp_protocol::FailureReason;
 use wsp_backend::{InstallRequest, UninstallRequest};
 use wsp_install::{lock_environment, InstallSource};
 use wsp_protocol::params::PackageSource;
+use wsp_protocol::results::EnvironmentChange;
 use wsp_protocol::{EnvironmentDetails, InstallParams, UninstallParams};
 
 use super::failure::{backend_error, execution_failed};
@@ -80,6 +81,8 @@ impl Environments {
         let installed = self
             .install_into(&record.root, &record.id, packages, &progress, Span::WHOLE)
             .await;
+        // Sent whether or not the install succeeded: a failed one may have changed packages.
+        self.changed(&record.id, EnvironmentChange::Packages);
         let described = match installed {
             Ok(()) => self.describe(&record.root).await,
             Err(e) => Err(e),
@@ -109,15 +112,17 @@ impl Environments {
         let sandbox = self
             .confines_installs(&record.id)
             .then(|| wsp_install::uninstall_sandbox(record.root.clone(), self.hidden()));
-        self.backend()
+        let uninstalled = self
+            .backend()
             .call(UninstallRequest {
                 root: record.root.clone(),
                 environment_id: record.id.clone(),
                 packages: params.packages,
                 sandbox,
             })
-            .await
-            .map_err(backend_error)?;
+            .await;
+        self.changed(&record.id, EnvironmentChange::Packages);
+        uninstalled.map_err(backend_error)?;
         let description = self.describe(&record.root).await?;
         Ok(details(record, description))
     }

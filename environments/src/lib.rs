@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod changes;
 mod failure;
 mod handlers;
 mod install;
@@ -32,7 +33,7 @@ use wsp_protocol::params::DeleteParams;
 use wsp_protocol::{methods, ExecuteParams, IdParams, InstallParams, NoParams, UninstallParams};
 
 use usage::Usage;
-use wsp_server::{Facts, MethodGroup};
+use wsp_server::{Broadcast, Facts, MethodGroup};
 
 /// What an `environment/execute` that does not say gets (`wsp serve --max-output-bytes`,
 /// `--sandbox`).
@@ -68,6 +69,8 @@ struct Inner {
     turns: install::Turns,
     install_defaults: InstallSource,
     execute_defaults: ExecuteDefaults,
+    /// The change journal and where its changes go, with change notifications on.
+    changes: Option<(changes::Journal, Broadcast)>,
 }
 
 impl Environments {
@@ -92,6 +95,7 @@ impl Environments {
                 turns: install::Turns::default(),
                 install_defaults: InstallSource::default(),
                 execute_defaults: ExecuteDefaults::default(),
+                changes: None,
             }),
         }
     }
@@ -100,7 +104,7 @@ impl Environments {
     /// before the request's own, `index_url` and `no_index` are replaced by the request's
     /// (`wsp serve --find-links`, `--index-url`, `--no-index`).
     pub fn with_install_defaults(self, defaults: InstallSource) -> Self {
-        self.rebuilt(defaults, self.inner.execute_defaults)
+        self.rebuilt(|inner| inner.install_defaults = defaults)
     }
 
     /// Sets what every execute gets unless its request says otherwise.
@@ -109,21 +113,42 @@ impl Environments {
             max_output_bytes: defaults.max_output_bytes.max(1),
             ..defaults
         };
-        self.rebuilt(self.inner.install_defaults.clone(), defaults)
+        self.rebuilt(|inner| inner.execute_defaults = defaults)
     }
 
-    fn rebuilt(&self, install: InstallSource, execute: ExecuteDefaults) -> Self {
+    /// Turns on `environment/changed`: every create, delete, install and uninstall committed
+    /// on this state directory, by this server or another, is sent through `broadcast` (give
+    /// it to the server with [`ServerBuilder::broadcast`](wsp_server::ServerBuilder::broadcast))
+    /// once the server has started (see [`MethodGroup::start`]).
+    pub fn with_change_notifications(self, broadcast: Broadcast) -> Self {
+        let journal = changes::Journal::new(self.inner.store.dir());
+        self.rebuilt(|inner| inner.changes = Some((journal, broadcast)))
+    }
+
+    fn rebuilt(&self, change: impl FnOnce(&mut Inner)) -> Self {
         let inner = &self.inner;
+        let mut rebuilt = Inner {
+            store: inner.store.clone(),
+            backend: inner.backend.clone(),
+            backend_name: inner.backend_name.clone(),
+            usage: inner.usage.clone(),
+            turns: install::Turns::default(),
+            install_defaults: inner.install_defaults.clone(),
+            execute_defaults: inner.execute_defaults,
+            changes: inner.changes.clone(),
+        };
+        change(&mut rebuilt);
         Environments {
-            inner: Arc::new(Inner {
-                store: inner.store.clone(),
-                backend: inner.backend.clone(),
-                backend_name: inner.backend_name.clone(),
-                usage: inner.usage.clone(),
-                turns: install::Turns::default(),
-                install_defaults: install,
-                execute_defaults: execute,
-            }),
+            inner: Arc::new(rebuilt),
+        }
+    }
+
+    /// Records a committed change in the journal, on a task of its own: the request that made
+    /// it never waits for the journal, so nothing after its commit can be cancelled.
+    fn changed(&self, id: &str, change: wsp_protocol::results::EnvironmentChange) {
+        if let Some((journal, _)) = &self.inner.changes {
+            let (journal, id) = (journal.clone(), id.to_owned());
+            tokio::spawn(async move { journal.record(&id, change).await });
         }
     }
 
@@ -244,6 +269,15 @@ impl MethodGroup for Environments {
             .set("process_limit", wsp_exec::process_limit().as_str())
             .set("backend", &self.inner.backend_name)
             .add_features(Environments::features(true));
+        if self.inner.changes.is_some() {
+            facts.add_features(["environment.changed"]);
+        }
+    }
+
+    fn start(&self) {
+        if let Some((journal, broadcast)) = &self.inner.changes {
+            journal.clone().follow(broadcast.clone());
+        }
     }
 
     fn shutdown(&self) {

@@ -29,6 +29,11 @@ impl Notifier {
         (Notifier { queue }, receiver)
     }
 
+    /// Completes once the session is over: nothing sent from then on reaches the client.
+    pub async fn closed(&self) {
+        self.queue.closed().await;
+    }
+
     /// Sends `method` with `params`. Returns `false` once the session is over (the
     /// notification is dropped then).
     pub async fn notify(&self, method: &str, params: &impl Serialize) -> bool {

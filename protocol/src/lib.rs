@@ -78,6 +78,9 @@ pub mod methods {
     pub const PROGRESS: &str = "$/progress";
     /// The `environment/output` notification (server to client).
     pub const OUTPUT: &str = "environment/output";
+    /// The `environment/changed` notification (server to client; servers that listen for
+    /// many clients only).
+    pub const CHANGED: &str = "environment/changed";
     /// The `$/cancelRequest` notification (client to server).
     pub const CANCEL_REQUEST: &str = "$/cancelRequest";
 }

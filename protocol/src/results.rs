@@ -57,6 +57,28 @@ pub struct OutputParams {
     pub data: String,
 }
 
+/// What changed about an environment, in `environment/changed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum EnvironmentChange {
+    /// It was created.
+    Created,
+    /// It was deleted.
+    Deleted,
+    /// Its installed packages changed (an install or an uninstall).
+    Packages,
+}
+
+/// Params of the `environment/changed` notification: an environment changed, through this
+/// server or another one on the same state directory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ChangedParams {
+    /// The environment's id.
+    pub id: String,
+    /// What changed.
+    pub change: EnvironmentChange,
+}
+
 /// Who the server is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ServerInfo {

@@ -103,6 +103,10 @@ fn notifications() -> Value {
             "direction": "server-to-client",
             "params": schema_of::<crate::results::OutputParams>(),
         },
+        methods::CHANGED: {
+            "direction": "server-to-client",
+            "params": schema_of::<crate::results::ChangedParams>(),
+        },
         methods::PROGRESS: {
             "direction": "server-to-client",
             "params": {

@@ -37,6 +37,7 @@ use crate::codec::DEFAULT_MAX_FRAME_BYTES;
 use wsp_middleware::notifier::Notifier;
 use wsp_middleware::router::Router;
 
+use crate::broadcast::Broadcast;
 use crate::capabilities::{self, Facts, MethodGroup};
 use crate::runtime::{self, FrameSource, RuntimeOptions};
 use crate::transport::{self, Connection, Listener};
@@ -51,6 +52,7 @@ pub struct ServerBuilder {
     info: ServerInfo,
     facts: Facts,
     groups: Vec<Arc<dyn MethodGroup>>,
+    broadcasts: Vec<Broadcast>,
     max_frame_bytes: usize,
 }
 
@@ -72,6 +74,7 @@ impl ServerBuilder {
             },
             facts: Facts::default(),
             groups: Vec::new(),
+            broadcasts: Vec::new(),
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
         }
     }
@@ -104,6 +107,13 @@ impl ServerBuilder {
     pub fn group(mut self, group: impl MethodGroup) -> Self {
         self.router = group.bind(self.router);
         self.groups.push(Arc::new(group));
+        self
+    }
+
+    /// Sends what `broadcast` sends to every initialized session of this server (see
+    /// [`Broadcast`]).
+    pub fn broadcast(mut self, broadcast: Broadcast) -> Self {
+        self.broadcasts.push(broadcast);
         self
     }
 
@@ -196,6 +206,7 @@ impl ServerBuilder {
                 methods: router.methods(),
                 router,
                 groups: self.groups,
+                broadcasts: self.broadcasts,
                 stack: self.stack,
                 facts,
                 max_frame_bytes: self.max_frame_bytes,
@@ -227,6 +238,7 @@ struct ServerState {
     /// Everything bound, `initialize` and `shutdown` included.
     router: Router,
     groups: Vec<Arc<dyn MethodGroup>>,
+    broadcasts: Vec<Broadcast>,
     stack: Vec<StackEdit>,
     facts: Facts,
     methods: Vec<String>,
@@ -318,12 +330,22 @@ impl Server {
                 return 2;
             }
         };
-        let status = runtime.block_on(self.clone().serve_stdio());
+        let status = runtime.block_on(async {
+            self.start();
+            self.clone().serve_stdio().await
+        });
         self.shutdown();
         // A stdin that is not a pipe is read on the blocking pool, whose thread may still be
         // blocked in read(2); don't wait for it.
         runtime.shutdown_background();
         status
+    }
+
+    /// Runs every method group's start hook (see [`MethodGroup::start`]); inside the runtime.
+    pub fn start(&self) {
+        for group in &self.state().groups {
+            group.start();
+        }
     }
 
     /// Runs every method group's shutdown hook: whatever their work left running (nothing
@@ -359,17 +381,27 @@ impl Server {
     {
         let (notifier, notifications) = Notifier::channel();
         let state = self.state();
-        let router = state.router.clone().with_connection(notifier, facts);
+        let router = state
+            .router
+            .clone()
+            .with_connection(notifier.clone(), facts);
         let config = state
             .stack
             .iter()
             .fold(StackConfig::default(), |config, edit| edit(config));
-        let (stack, _handles) = standard_stack(router, config);
+        let (stack, handles) = standard_stack(router, config);
+        for broadcast in &state.broadcasts {
+            broadcast.forward(notifier.clone(), handles.lifecycle.clone());
+        }
         let options = RuntimeOptions::default();
         runtime::serve(stack, input, output, notifications, options).await
     }
 
-    fn name(&self) -> &str {
+    pub(crate) fn max_frame_bytes(&self) -> usize {
+        self.state().max_frame_bytes
+    }
+
+    pub(crate) fn name(&self) -> &str {
         self.state()
             .facts
             .get("server_info")
@@ -380,7 +412,7 @@ impl Server {
 }
 
 /// Whether an accept error is about the one connection being accepted.
-fn is_about_one_peer(error: &io::Error) -> bool {
+pub(crate) fn is_about_one_peer(error: &io::Error) -> bool {
     matches!(
         error.kind(),
         io::ErrorKind::ConnectionAborted

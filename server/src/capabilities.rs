@@ -143,6 +143,11 @@ pub trait MethodGroup: Send + Sync + 'static {
         let _ = facts;
     }
 
+    /// Starts what the group runs beside its handlers (a watcher, say), once the server starts
+    /// serving, inside its runtime (called by [`Server::run_stdio`](crate::Server::run_stdio)
+    /// and [`Server::serve_listeners`](crate::Server::serve_listeners)).
+    fn start(&self) {}
+
     /// Ends what the group's work left running once the server has stopped serving (called
     /// by [`Server::run_stdio`](crate::Server::run_stdio)); it must not block for long.
     fn shutdown(&self) {}

@@ -14,14 +14,17 @@
 //! - [`client`]: the other end of the wire, over any transport or a spawned server process.
 #![warn(missing_docs)]
 
+mod broadcast;
 mod builder;
 mod capabilities;
 pub mod client;
 pub mod codec;
 pub mod runtime;
+mod serving;
 pub mod stdio;
 pub mod transport;
 
+pub use broadcast::{Broadcast, BROADCAST_BACKLOG};
 pub use builder::{Server, ServerBuilder};
 pub use capabilities::{Facts, MethodGroup};
 pub use wsp_middleware::notifier::{Notifier, NOTIFICATION_QUEUE};

@@ -112,9 +112,15 @@ pub struct UntilTerminated<S> {
 impl<S> UntilTerminated<S> {
     /// `input` until the first termination signal.
     pub fn new(input: S) -> Self {
+        UntilTerminated::until(input, termination())
+    }
+
+    /// `input` until `stop` completes (a listener's shutdown, say), looked at as often as the
+    /// signals are.
+    pub fn until(input: S, stop: impl Future<Output = ()> + Send + 'static) -> Self {
         UntilTerminated {
             input,
-            signal: Some(Box::pin(termination())),
+            signal: Some(Box::pin(stop)),
             frames_unchecked: FRAMES_PER_SIGNAL_CHECK,
         }
     }

@@ -71,6 +71,16 @@ pub struct ServeArgs {
     /// (venv and uv backends; off by default).
     #[arg(long)]
     pub python_downloads: bool,
+    /// Serve many clients at once instead of stdio: `unix:PATH`, `ws://HOST:PORT` or
+    /// `wss://HOST:PORT`; repeatable.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Vec<crate::listen::ListenAddress>,
+    /// A user besides the server's own whose Unix connections are served; repeatable.
+    #[arg(long, value_name = "UID")]
+    pub allow_uid: Vec<u32>,
+    /// The most connections served at once over all listeners (default 256).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: Option<u64>,
 }
 
 impl ServeArgs {
@@ -112,6 +122,11 @@ impl ServeArgs {
         config.seed_pip = self.seed_pip;
         config.sandbox = self.sandbox;
         config.python_downloads = self.python_downloads;
+        config.listen.addresses = self.listen;
+        config.listen.allowed_uids = self.allow_uid;
+        if let Some(n) = self.max_connections {
+            config.listen.max_connections = usize::try_from(n).unwrap_or(usize::MAX);
+        }
         config.install_source = wsp_install::InstallSource {
             find_links: self.find_links,
             index_url: self.index_url,

@@ -10,7 +10,9 @@
 //! stream, and a Unix listener accepting many) and [`duplex`] (an in-memory pair, for tests
 //! and in-process clients).
 
+mod boxed;
 pub mod duplex;
+mod slots;
 pub mod stdio;
 pub mod unix;
 
@@ -22,6 +24,9 @@ use futures::Sink;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::codec::FramedRead;
 use wsp_middleware::Extensions;
+
+pub use boxed::{BoxConnection, BoxInput, BoxListener, BoxOutput};
+pub use slots::{ConnectionSlot, ConnectionSlots};
 
 use crate::codec::{FrameCodec, FrameWriter};
 use crate::runtime::{FairRead, FrameSource};
