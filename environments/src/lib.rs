@@ -69,8 +69,10 @@ struct Inner {
     turns: install::Turns,
     install_defaults: InstallSource,
     execute_defaults: ExecuteDefaults,
-    /// The change journal and where its changes go, with change notifications on.
-    changes: Option<(changes::Journal, Broadcast)>,
+    /// Where every committed change is recorded, for the servers that send notifications.
+    journal: changes::Journal,
+    /// Where the journal's changes go, with change notifications on.
+    changes: Option<Broadcast>,
 }
 
 impl Environments {
@@ -86,6 +88,7 @@ impl Environments {
         backend_name: impl Into<String>,
         backend: impl Into<BoxBackend>,
     ) -> Self {
+        let journal = changes::Journal::new(store.dir());
         Environments {
             inner: Arc::new(Inner {
                 store,
@@ -95,6 +98,7 @@ impl Environments {
                 turns: install::Turns::default(),
                 install_defaults: InstallSource::default(),
                 execute_defaults: ExecuteDefaults::default(),
+                journal,
                 changes: None,
             }),
         }
@@ -121,8 +125,7 @@ impl Environments {
     /// it to the server with [`ServerBuilder::broadcast`](wsp_server::ServerBuilder::broadcast))
     /// once the server has started (see [`MethodGroup::start`]).
     pub fn with_change_notifications(self, broadcast: Broadcast) -> Self {
-        let journal = changes::Journal::new(self.inner.store.dir());
-        self.rebuilt(|inner| inner.changes = Some((journal, broadcast)))
+        self.rebuilt(|inner| inner.changes = Some(broadcast))
     }
 
     fn rebuilt(&self, change: impl FnOnce(&mut Inner)) -> Self {
@@ -135,6 +138,7 @@ impl Environments {
             turns: install::Turns::default(),
             install_defaults: inner.install_defaults.clone(),
             execute_defaults: inner.execute_defaults,
+            journal: inner.journal.clone(),
             changes: inner.changes.clone(),
         };
         change(&mut rebuilt);
@@ -143,13 +147,12 @@ impl Environments {
         }
     }
 
-    /// Records a committed change in the journal, on a task of its own: the request that made
+    /// Records a committed change in the journal (every server does, whether it sends
+    /// notifications or not), on a task of its own: the request that made
     /// it never waits for the journal, so nothing after its commit can be cancelled.
     fn changed(&self, id: &str, change: wsp_protocol::results::EnvironmentChange) {
-        if let Some((journal, _)) = &self.inner.changes {
-            let (journal, id) = (journal.clone(), id.to_owned());
-            tokio::spawn(async move { journal.record(&id, change).await });
-        }
+        let (journal, id) = (self.inner.journal.clone(), id.to_owned());
+        tokio::spawn(async move { journal.record(&id, change).await });
     }
 
     /// The extensions beyond WSP 0.1.0 that [`Environments::bind`] serves, for `initialize`'s
@@ -275,8 +278,8 @@ impl MethodGroup for Environments {
     }
 
     fn start(&self) {
-        if let Some((journal, broadcast)) = &self.inner.changes {
-            journal.clone().follow(broadcast.clone());
+        if let Some(broadcast) = &self.inner.changes {
+            self.inner.journal.clone().follow(broadcast.clone());
         }
     }
 

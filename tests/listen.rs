@@ -1,0 +1,331 @@
+//! `wsp serve --listen unix:PATH` over the real binary: many clients at once on one state
+//! directory, each its own session; `environment/changed` to every initialized session,
+//! including changes another server on the same state directory makes; the socket's
+//! protections; SIGTERM drains, kills what still runs and removes the socket.
+
+mod support;
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use futures::StreamExt;
+use rustix::process::{kill_process, Pid, Signal};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::UnixStream;
+use tokio::process::{Child, Command};
+use tokio_util::codec::FramedRead;
+use wsp_server::codec::{Frame, FrameCodec};
+
+use support::{frame, initialize, request, PATIENCE};
+
+/// A `wsp serve --listen` process; its socket is bound once this exists.
+struct Listening {
+    child: Child,
+    socket: PathBuf,
+    state_dir: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Listening {
+    async fn start(extra: &[&str]) -> Listening {
+        let dir = private_dir();
+        let state_dir = dir.path().join("state");
+        let socket = dir.path().join("wsp.sock");
+        let child = spawn_listening(&state_dir, &socket, extra)
+            .await
+            .unwrap_or_else(|log| panic!("the server did not listen: {log}"));
+        Listening {
+            child,
+            socket,
+            state_dir,
+            _dir: dir,
+        }
+    }
+
+    async fn connect(&self) -> Peer {
+        Peer::connect(&self.socket).await
+    }
+
+    async fn terminate(mut self) -> (i32, PathBuf) {
+        let pid = self.child.id().expect("the server runs") as i32;
+        kill_process(Pid::from_raw(pid).expect("a pid"), Signal::TERM).expect("SIGTERM");
+        let status = tokio::time::timeout(PATIENCE, self.child.wait())
+            .await
+            .expect("the server exits in time")
+            .expect("wait");
+        (status.code().unwrap_or(-1), self.socket.clone())
+    }
+}
+
+fn private_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    dir
+}
+
+/// Starts `wsp serve --listen unix:SOCKET` and waits for its `listening on` line; `Err` is
+/// its stderr when it exits first.
+async fn spawn_listening(state_dir: &Path, socket: &Path, extra: &[&str]) -> Result<Child, String> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wsp"))
+        .arg("serve")
+        .arg("--state-dir")
+        .arg(state_dir)
+        .arg("--listen")
+        .arg(format!("unix:{}", socket.display()))
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("wsp serve starts");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let expected = format!("listening on unix:{}", socket.display());
+    let mut log = String::new();
+    loop {
+        let line = tokio::time::timeout(PATIENCE, lines.next_line())
+            .await
+            .expect("a line in time")
+            .expect("stderr");
+        match line {
+            Some(line) if line == expected => break,
+            Some(line) => log.push_str(&format!("{line}\n")),
+            None => return Err(log),
+        }
+    }
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Ok(child)
+}
+
+/// One client connection.
+struct Peer {
+    reader: FramedRead<OwnedReadHalf, FrameCodec>,
+    writer: OwnedWriteHalf,
+}
+
+impl Peer {
+    async fn connect(socket: &Path) -> Peer {
+        let stream = UnixStream::connect(socket).await.expect("connect");
+        let (reader, writer) = stream.into_split();
+        Peer {
+            reader: FramedRead::new(reader, FrameCodec::new()),
+            writer,
+        }
+    }
+
+    async fn send(&mut self, message: &Value) {
+        let bytes = frame(&message.to_string());
+        self.writer.write_all(&bytes).await.expect("write");
+    }
+
+    /// The next message, or `None` once the server closed the connection.
+    async fn next(&mut self) -> Option<Value> {
+        let next = tokio::time::timeout(PATIENCE, self.reader.next())
+            .await
+            .expect("a message in time");
+        match next {
+            Some(Ok(Frame::Payload(text))) => Some(serde_json::from_str(&text).expect("JSON")),
+            None | Some(Err(_)) => None,
+            Some(other) => panic!("unexpected frame {other:?}"),
+        }
+    }
+
+    async fn recv(&mut self) -> Value {
+        self.next().await.expect("the connection is open")
+    }
+
+    async fn initialize(&mut self) -> Value {
+        self.send(&initialize(0)).await;
+        let answer = self.recv().await;
+        assert!(answer["result"].is_object(), "{answer}");
+        answer
+    }
+
+    /// The answer to request `id`, with the notifications that came before it.
+    async fn answer(&mut self, id: i64) -> (Value, Vec<Value>) {
+        let mut notifications = Vec::new();
+        loop {
+            let message = self.recv().await;
+            if message["id"] == json!(id) {
+                return (message, notifications);
+            }
+            notifications.push(message);
+        }
+    }
+
+    /// The next `environment/changed` notification's params, skipping other messages.
+    async fn changed(&mut self) -> Value {
+        loop {
+            let message = self.recv().await;
+            if message["method"] == json!("environment/changed") {
+                return message["params"].clone();
+            }
+        }
+    }
+}
+
+fn create(id: i64, name: &str) -> Value {
+    request(
+        id,
+        "environment/create",
+        json!({"name": name, "python_version": "3.12"}),
+    )
+}
+
+#[tokio::test]
+async fn two_clients_share_one_store_and_both_hear_of_a_change() {
+    let server = Listening::start(&[]).await;
+    let mode = std::fs::symlink_metadata(&server.socket)
+        .expect("the socket")
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+
+    let mut first = server.connect().await;
+    let mut second = server.connect().await;
+    let mut not_initialized = server.connect().await;
+    let answer = first.initialize().await;
+    let features = answer["result"]["features"].to_string();
+    assert!(features.contains("environment.changed"), "{features}");
+    second.initialize().await;
+
+    first.send(&create(1, "shared")).await;
+    let (created, _) = first.answer(1).await;
+    let id = created["result"]["id"].clone();
+    assert!(id.is_string(), "{created}");
+    let change = json!({"id": id, "change": "created"});
+    assert_eq!(first.changed().await, change);
+    assert_eq!(second.changed().await, change);
+
+    // A session that initializes now hears of the next change, not of the one before.
+    not_initialized.initialize().await;
+    second
+        .send(&request(2, "environment/delete", json!({"id": id})))
+        .await;
+    let (deleted, _) = second.answer(2).await;
+    assert_eq!(deleted["result"]["id"], id, "{deleted}");
+    let change = json!({"id": id, "change": "deleted"});
+    assert_eq!(not_initialized.changed().await, change);
+    assert_eq!(first.changed().await, change);
+
+    // `exit` ends one connection only.
+    first
+        .send(&json!({"jsonrpc": "2.0", "method": "exit"}))
+        .await;
+    assert!(first.next().await.is_none());
+    second
+        .send(&request(3, "environment/list", json!(null)))
+        .await;
+    let (listed, _) = second.answer(3).await;
+    assert_eq!(listed["result"], json!([]), "{listed}");
+
+    let (status, socket) = server.terminate().await;
+    assert_eq!(status, 0);
+    assert!(!socket.exists(), "the socket is removed at exit");
+}
+
+#[tokio::test]
+async fn a_change_another_server_makes_on_the_state_directory_is_heard() {
+    let server = Listening::start(&[]).await;
+    let mut client = server.connect().await;
+    client.initialize().await;
+
+    let mut other = support::Server::start_in(&server.state_dir, &[]);
+    other.initialize().await;
+    let created = other
+        .call(
+            1,
+            "environment/create",
+            json!({"name": "elsewhere", "python_version": "3.12"}),
+        )
+        .await;
+    let id = created["result"]["id"].clone();
+    assert_eq!(
+        client.changed().await,
+        json!({"id": id, "change": "created"})
+    );
+    let (status, log) = other.finish().await;
+    assert_eq!(status, 0, "{log}");
+    server.terminate().await;
+}
+
+#[tokio::test]
+async fn a_socket_directory_others_may_write_is_refused() {
+    let dir = private_dir();
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).expect("mkdir");
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+    let started = spawn_listening(&dir.path().join("state"), &shared.join("s.sock"), &[]).await;
+    let log = started.err().expect("the server refuses to start");
+    assert!(log.contains("writable by group or others"), "{log}");
+    assert!(!shared.join("s.sock").exists());
+}
+
+#[tokio::test]
+async fn past_max_connections_a_connection_is_closed_at_once() {
+    let server = Listening::start(&["--max-connections", "1"]).await;
+    let mut first = server.connect().await;
+    first.initialize().await;
+    let mut second = server.connect().await;
+    assert!(second.next().await.is_none(), "closed at once");
+    drop(first);
+    // The first session's slot comes back once its session has ended; retry on that event.
+    let mut third = loop {
+        let mut peer = server.connect().await;
+        peer.send(&initialize(0)).await;
+        match peer.next().await {
+            Some(answer) => {
+                assert!(answer["result"].is_object(), "{answer}");
+                break peer;
+            }
+            None => tokio::task::yield_now().await,
+        }
+    };
+    third
+        .send(&request(1, "environment/list", json!(null)))
+        .await;
+    let (listed, _) = third.answer(1).await;
+    assert_eq!(listed["result"], json!([]));
+    server.terminate().await;
+}
+
+#[tokio::test]
+async fn sigterm_drains_every_session_and_kills_what_still_runs() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let server = Listening::start(&["--drain-timeout", "1s"]).await;
+    let mut client = server.connect().await;
+    client.initialize().await;
+    client.send(&create(1, "running")).await;
+    let (created, _) = client.answer(1).await;
+    let fifo = scratch.path().join("pid");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo")
+        .success());
+    let script = format!("sleep 300 & echo $! > '{}'; wait", fifo.display());
+    let execute = json!({"id": created["result"]["id"], "argv": ["sh", "-c", script]});
+    client
+        .send(&request(2, "environment/execute", execute))
+        .await;
+    let pid: i32 = tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo))
+        .await
+        .expect("reader")
+        .expect("the pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+
+    let (status, socket) = server.terminate().await;
+    assert_eq!(status, 0);
+    assert!(!socket.exists());
+    let (answer, _) = client.answer(2).await;
+    assert_eq!(
+        answer["error"]["code"],
+        json!(-32603),
+        "cancelled by the drain: {answer}"
+    );
+    support::assert_gone(pid, "the execute's background child").await;
+}
