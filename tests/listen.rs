@@ -258,7 +258,7 @@ async fn a_socket_directory_others_may_write_is_refused() {
     std::fs::create_dir(&shared).expect("mkdir");
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
     let started = spawn_listening(&dir.path().join("state"), &shared.join("s.sock"), &[]).await;
-    let log = started.err().expect("the server refuses to start");
+    let log = started.expect_err("the server refuses to start");
     assert!(log.contains("writable by group or others"), "{log}");
     assert!(!shared.join("s.sock").exists());
 }
