@@ -314,33 +314,6 @@ impl Server {
         self.serve_transport_with(input, output, facts).await
     }
 
-    /// Runs a stdio server to completion on a runtime of its own: serves stdin and stdout
-    /// (see [`Server::serve_stdio`]), then runs the method groups' shutdown hooks (see
-    /// [`Server::shutdown`]); returns the exit status the process should end with (2 when
-    /// no runtime can be started).
-    pub fn run_stdio(self) -> ExitStatus {
-        let runtime = match tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
-            Ok(runtime) => runtime,
-            Err(error) => {
-                tracing::error!(%error, "cannot start the async runtime");
-                eprintln!("{}: cannot start the async runtime: {error}", self.name());
-                return 2;
-            }
-        };
-        let status = runtime.block_on(async {
-            self.start();
-            self.clone().serve_stdio().await
-        });
-        self.shutdown();
-        // A stdin that is not a pipe is read on the blocking pool, whose thread may still be
-        // blocked in read(2); don't wait for it.
-        runtime.shutdown_background();
-        status
-    }
-
     /// Runs every method group's start hook (see [`MethodGroup::start`]); inside the runtime.
     pub fn start(&self) {
         for group in &self.state().groups {

@@ -1,4 +1,5 @@
-//! Serving listeners until the process is told to stop: [`Server::run_listeners`].
+//! Serving until the process is told to stop: [`Server::run_stdio`] and
+//! [`Server::run_listeners`].
 //!
 //! Every connection a listener yields is a session in a task of its own. When the stop comes
 //! (`SIGTERM` or `SIGINT` for [`Server::run_listeners`]), accepting stops, every session's
@@ -19,12 +20,42 @@ use crate::transport::{BoxConnection, BoxListener};
 use crate::Server;
 
 impl Server {
+    /// Runs a stdio server to completion on a runtime of its own: serves stdin and stdout
+    /// (see [`Server::serve_stdio`]), then runs the method groups' shutdown hooks (see
+    /// [`Server::shutdown`]); returns the exit status the process should end with (2 when
+    /// no runtime can be started).
+    pub fn run_stdio(self) -> ExitStatus {
+        let server = self.clone();
+        self.run_to_completion(async move {
+            server.start();
+            server.serve_stdio().await
+        })
+    }
+
     /// Serves every connection of the listeners `bind` makes (it runs inside the server's
     /// runtime, so it may bind tokio sockets) until `SIGTERM` or `SIGINT`, on a runtime of its
     /// own; then drains every session, runs the method groups' shutdown hooks and returns the
     /// exit status the process should end with: 0, or 2 when the runtime can't start or
     /// `bind` fails (its error is logged and printed).
     pub fn run_listeners(self, bind: impl FnOnce() -> io::Result<Vec<BoxListener>>) -> ExitStatus {
+        let server = self.clone();
+        self.run_to_completion(async move {
+            match bind() {
+                Ok(listeners) => {
+                    let stop = crate::stdio::termination();
+                    server.serve_listeners(listeners, stop).await
+                }
+                Err(error) => {
+                    tracing::error!(%error, "cannot listen");
+                    eprintln!("{}: cannot listen: {error}", server.name());
+                    2
+                }
+            }
+        })
+    }
+
+    /// Runs `serve` on a current-thread runtime of its own, then the shutdown hooks.
+    fn run_to_completion(&self, serve: impl Future<Output = ExitStatus>) -> ExitStatus {
         let runtime = match tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -36,20 +67,10 @@ impl Server {
                 return 2;
             }
         };
-        let status = runtime.block_on(async {
-            match bind() {
-                Ok(listeners) => {
-                    let stop = crate::stdio::termination();
-                    self.clone().serve_listeners(listeners, stop).await
-                }
-                Err(error) => {
-                    tracing::error!(%error, "cannot listen");
-                    eprintln!("{}: cannot listen: {error}", self.name());
-                    2
-                }
-            }
-        });
+        let status = runtime.block_on(serve);
         self.shutdown();
+        // A stdin that is not a pipe is read on the blocking pool, whose thread may still be
+        // blocked in read(2); don't wait for it.
         runtime.shutdown_background();
         status
     }
