@@ -189,6 +189,7 @@ async fn two_clients_share_one_store_and_both_hear_of_a_change() {
     let answer = first.initialize().await;
     let features = answer["result"]["features"].to_string();
     assert!(features.contains("environment.changed"), "{features}");
+    assert_eq!(answer["result"]["transport"], json!("unix"), "{answer}");
     second.initialize().await;
 
     first.send(&create(1, "shared")).await;

@@ -138,6 +138,22 @@ pub struct Capabilities {
     /// `execute.limits`, `execute.sandbox` and `progress`.
     #[serde(default)]
     pub features: Vec<String>,
+    /// How this client is connected: `stdio`, `unix` or `websocket` (an extension beyond WSP
+    /// 0.1.0; absent on a connection of another kind, an in-memory one say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportName>,
+}
+
+/// How a client is connected, in `initialize`'s `transport`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportName {
+    /// This process's stdin and stdout.
+    Stdio,
+    /// A Unix domain socket.
+    Unix,
+    /// A WebSocket.
+    Websocket,
 }
 
 /// An environment as `environment/list` shows it.

@@ -19,6 +19,8 @@ use wsp_protocol::results::{SchemaInfo, ServerInfo};
 use wsp_protocol::{methods, Capabilities, InitializeParams, NoParams, PROTOCOL_VERSION};
 
 use wsp_middleware::router::Router;
+use wsp_middleware::{handler_fn, Context};
+use wsp_protocol::results::TransportName;
 
 /// The facts `initialize` answers, in order: the keys WSP defines keep WSP's order, any other
 /// key follows in the order it was first set.
@@ -214,11 +216,14 @@ pub(crate) fn bind_lifecycle_methods(
     let mut router = router;
     if bind_initialize {
         let answer = facts.clone();
-        let initialize = move |_: InitializeParams| {
-            let answer = answer.clone();
+        let initialize = move |_: InitializeParams, cx: Context| {
+            let mut answer = answer.clone();
+            if let Some(transport) = cx.facts().get::<TransportName>() {
+                answer.set("transport", transport);
+            }
             async move { Ok::<_, wsp_protocol::ErrorObjectOwned>(answer) }
         };
-        router = router.route(methods::INITIALIZE, tower::service_fn(initialize));
+        router = router.route(methods::INITIALIZE, handler_fn(initialize));
     }
     if bind_shutdown {
         router = router.route(methods::SHUTDOWN, tower::service_fn(shutdown));

@@ -24,6 +24,7 @@ use futures::Sink;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::codec::FramedRead;
 use wsp_middleware::Extensions;
+pub use wsp_protocol::results::TransportName;
 
 pub use boxed::{BoxConnection, BoxInput, BoxListener, BoxOutput};
 pub use slots::{ConnectionSlot, ConnectionSlots};
@@ -44,8 +45,8 @@ pub trait Connection: Send + 'static {
     /// Opens the connection; no payload larger than `max_frame_bytes` is accepted.
     fn open(self, max_frame_bytes: usize) -> (Self::Input, Self::Output);
 
-    /// Leaves what is known about the peer (its credentials, its address) in `facts`, which
-    /// every handler of the connection sees in its
+    /// Leaves what is known about the peer (its [`TransportName`], its credentials, its
+    /// address) in `facts`, which every handler of the connection sees in its
     /// [`Context::facts`](wsp_middleware::Context::facts). Nothing by default.
     fn describe(&self, facts: &mut Extensions) {
         let _ = facts;
@@ -66,12 +67,23 @@ pub trait Listener: Send + 'static {
 pub struct ByteStream<R, W> {
     reader: R,
     writer: W,
+    kind: Option<TransportName>,
 }
 
 impl<R, W> ByteStream<R, W> {
     /// The connection that reads `reader` and writes `writer`.
     pub fn new(reader: R, writer: W) -> Self {
-        ByteStream { reader, writer }
+        ByteStream {
+            reader,
+            writer,
+            kind: None,
+        }
+    }
+
+    /// Says what kind of transport it is (`initialize` reports it as `transport`).
+    pub fn of_kind(mut self, kind: TransportName) -> Self {
+        self.kind = Some(kind);
+        self
     }
 }
 
@@ -85,6 +97,12 @@ where
 
     fn open(self, max_frame_bytes: usize) -> (Self::Input, Self::Output) {
         frame_bytes(self.reader, self.writer, max_frame_bytes)
+    }
+
+    fn describe(&self, facts: &mut Extensions) {
+        if let Some(kind) = self.kind {
+            facts.insert(kind);
+        }
     }
 }
 

@@ -15,5 +15,5 @@ pub fn stdio() -> Stdio {
         stdout_on_reactor = stdout.is_reactor(),
         "serving stdio"
     );
-    ByteStream::new(stdin, stdout)
+    ByteStream::new(stdin, stdout).of_kind(super::TransportName::Stdio)
 }

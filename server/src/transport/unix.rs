@@ -13,7 +13,7 @@ pub type UnixConnection = ByteStream<OwnedReadHalf, OwnedWriteHalf>;
 impl From<tokio::net::UnixStream> for UnixConnection {
     fn from(stream: tokio::net::UnixStream) -> Self {
         let (reader, writer) = stream.into_split();
-        ByteStream::new(reader, writer)
+        ByteStream::new(reader, writer).of_kind(super::TransportName::Unix)
     }
 }
 
