@@ -1,10 +1,11 @@
 //! A WSP server with a method of its own, in a few lines.
 //!
 //! Tool authors bind their own methods next to (or instead of) the environment methods. A
-//! method is a [`Method`](wsp_protocol::method::Method) — its name, its params type and its
-//! result type, declared in the eight lines below — and a tower `Service` from its params to its result; the router
-//! validates params first, so the handler only ever sees well-formed input, and the method
-//! shows up in `initialize`'s `methods` list and in the schema fingerprint by being bound.
+//! method is a [`Method`](wsp_server::Method) — its name, its params type and its result
+//! type, declared by `method!` — and a handler of its params; the router validates params
+//! first, so the handler only ever sees well-formed input, and the method shows up in
+//! `initialize`'s `methods` list and in the schema fingerprint by being bound. A crate like
+//! this one needs `wsp-server` and `tokio` only.
 //!
 //! Run it and paste frames into it (`cargo run --example custom_method`):
 //!
@@ -27,30 +28,19 @@
 //! (Each `<--` line is preceded by its own `Content-Length` header on the wire.) Close stdin
 //! to end the session: the server drains and exits 0.
 
-use schemars::JsonSchema;
-use serde::Serialize;
-use wsp_server::ServerBuilder;
+use wsp_server::{handler_fn, Context, ErrorObjectOwned, ServerBuilder};
 
-wsp_protocol::method! {
-    /// `shout`: one non-empty string of at most 1000 characters, answered in capitals.
-    Shout = "shout", ShoutParams { text: String = string(1, Some(1000)) } => Shouted
+// `shout`: one non-empty string of at most 1000 characters, answered in capitals. The method
+// with its params, their rules and its result, then its handler: seven lines.
+wsp_server::method! {
+    Shout = "shout", ShoutParams { text: String = string(1, Some(1000)) } => Shouted { text: String }
 }
-#[derive(Serialize, JsonSchema)]
-pub struct Shouted {
-    pub text: String,
+async fn shout(params: ShoutParams, _: Context) -> Result<Shouted, ErrorObjectOwned> {
+    let text = format!("{}!", params.text.to_uppercase());
+    Ok(Shouted { text })
 }
 
-#[tokio::main]
-async fn main() {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .init();
-    let shout = tower::service_fn(|params: ShoutParams| async move {
-        Ok::<_, wsp_protocol::ErrorObjectOwned>(Shouted {
-            text: format!("{}!", params.text.to_uppercase()),
-        })
-    });
-    let server = ServerBuilder::new().method::<Shout, _>(shout).build();
-    let status = server.serve(tokio::io::stdin(), tokio::io::stdout()).await;
-    std::process::exit(status);
+fn main() {
+    let server = ServerBuilder::new().method::<Shout, _>(handler_fn(shout));
+    std::process::exit(server.build().run_stdio());
 }

@@ -1,6 +1,6 @@
-//! A crate outside this workspace that depends only on the framework (`wsp-server`, with
-//! `wsp-protocol` for its method declaration) builds, and its server answers over real pipes;
-//! the framework's normal dependencies hold no backend, rattler, reqwest or clap.
+//! A crate outside this workspace that depends on the framework (`wsp-server`) and `tokio`
+//! alone declares a method, builds, and its server answers over real pipes; the framework's
+//! normal dependencies hold no backend, rattler, reqwest or clap.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -11,23 +11,21 @@ fn workspace() -> PathBuf {
 }
 
 const MAIN: &str = r#"
-use serde::Serialize;
+use wsp_server::{handler_fn, Context, ErrorObjectOwned, ServerBuilder};
 
-wsp_protocol::method! {
+wsp_server::method! {
     /// `greet`: a name, answered with a greeting.
-    Greet = "greet", GreetParams { name: String = string(1, Some(64)) } => Greeting
+    Greet = "greet", GreetParams { name: String = string(1, Some(64)) } => Greeting { text: String }
 }
-#[derive(Serialize, schemars::JsonSchema)]
-pub struct Greeting {
-    pub text: String,
+
+async fn greet(params: GreetParams, _: Context) -> Result<Greeting, ErrorObjectOwned> {
+    let text = format!("hello {}", params.name);
+    Ok(Greeting { text })
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let greet = tower::service_fn(|params: GreetParams| async move {
-        Ok::<_, wsp_protocol::ErrorObjectOwned>(Greeting { text: format!("hello {}", params.name) })
-    });
-    let server = wsp_server::ServerBuilder::new().method::<Greet, _>(greet).build();
+    let server = ServerBuilder::new().method::<Greet, _>(handler_fn(greet)).build();
     std::process::exit(server.serve_stdio().await);
 }
 "#;
@@ -43,16 +41,11 @@ publish = false
 
 [dependencies]
 wsp-server = {{ path = "{server}" }}
-wsp-protocol = {{ path = "{protocol}" }}
-schemars = "1"
-serde = {{ version = "1", features = ["derive"] }}
 tokio = {{ version = "1", features = ["macros", "rt"] }}
-tower = {{ version = "0.5", features = ["util"] }}
 
 [workspace]
 "#,
         server = path("server"),
-        protocol = path("protocol"),
     )
 }
 

@@ -45,7 +45,9 @@ pub use validation::{ParamReader, Params, Violation};
 /// dependency of its own.
 #[doc(hidden)]
 pub mod __private {
+    pub use schemars;
     pub use serde;
+    pub use serde_json;
     pub use serde_json::Value;
 }
 

@@ -29,3 +29,14 @@ pub use builder::{Server, ServerBuilder};
 pub use capabilities::{Facts, MethodGroup};
 pub use wsp_middleware::notifier::{Notifier, NOTIFICATION_QUEUE};
 pub use wsp_middleware::router::{self, Router};
+
+// What a tool author's crate needs besides this one and tokio: declaring methods and their
+// params (`method!`, `params!` and their field rules), handlers and their context, errors,
+// layers. The protocol and the stack are here whole too, as `protocol` and `middleware`.
+pub use wsp_middleware as middleware;
+pub use wsp_middleware::{
+    handler_fn, read_ordered, Context, Extensions, Handler, ReadTime, SessionLayer, TowerLayer,
+};
+pub use wsp_protocol as protocol;
+pub use wsp_protocol::method::Method;
+pub use wsp_protocol::{error, fields, method, params, ErrorObjectOwned};

@@ -75,8 +75,9 @@ impl Server {
         status
     }
 
-    /// Serves every connection of `listeners` until `stop` completes (see the
-    /// [module docs](self)); returns 0 once every session has ended, or 1 when every
+    /// Serves every connection of `listeners`, each a session in a task of its own, until
+    /// `stop` completes; then stops accepting, ends every session's input as at EOF (each
+    /// drains) and returns 0 once every session has ended, or 1 when every
     /// listener failed for good before the stop (each failure is logged).
     pub async fn serve_listeners(
         self,
