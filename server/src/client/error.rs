@@ -46,6 +46,20 @@ pub enum ClientError {
         /// The error message.
         message: String,
     },
+    /// The server answered the request with a JSON-RPC error.
+    #[error("the server answered error {}: {}", .0.code(), .0.message())]
+    Rpc(wsp_protocol::ErrorObjectOwned),
+    /// The params could not be serialized, or the result is not what the method returns.
+    #[error("the `{method}` {part} has the wrong shape")]
+    WrongShape {
+        /// The method.
+        method: &'static str,
+        /// `params` or `result`.
+        part: &'static str,
+        /// How it differs.
+        #[source]
+        source: serde_json::Error,
+    },
     /// A response was asked for a request this client has no answer pending for.
     #[error("no request with id {0} is waiting for its response")]
     NotPending(i64),

@@ -60,7 +60,7 @@ where
     }
 
     /// Sends a request and waits for its response.
-    pub async fn call(&mut self, method: &str, params: Value) -> Value {
+    pub async fn call_json(&mut self, method: &str, params: Value) -> Value {
         let id = self.send(method, params).await;
         self.response(id).await
     }
@@ -70,7 +70,7 @@ where
     /// # Panics
     /// If it fails.
     pub async fn ok(&mut self, method: &str, params: Value) -> Value {
-        let response = self.call(method, params).await;
+        let response = self.call_json(method, params).await;
         match response.get("result") {
             Some(result) => result.clone(),
             None => panic!("{method} failed: {response}"),
@@ -82,7 +82,7 @@ where
     /// # Panics
     /// If it succeeds.
     pub async fn err(&mut self, method: &str, params: Value) -> Value {
-        let response = self.call(method, params).await;
+        let response = self.call_json(method, params).await;
         match response.get("error") {
             Some(error) => error.clone(),
             None => panic!("{method} should have failed: {response}"),

@@ -8,8 +8,9 @@
 //!   ([`ServerProcess`]);
 //! - [`Client::new`] takes any reader, writer and peer (`()` when there is nothing to wait for).
 //!
-//! [`Client::request`] sends one request and waits for its response (notifications meanwhile go
-//! to [`Client::request_with`]'s callback). [`Client::finish`] ends the session the documented
+//! [`Client::call`] sends a typed method's params and waits for its typed result
+//! (notifications meanwhile go to [`Client::call_with`]'s callback); [`Client::request`] is
+//! the untyped form, for raw JSON. [`Client::finish`] ends the session the documented
 //! way: it closes the server's input (the EOF drain), skips what the server still writes and waits
 //! for it to end, stopping it [`EXIT_GRACE`] later if it has not. No `shutdown`/`exit` is sent.
 //!
@@ -26,9 +27,12 @@ use std::io;
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncWrite, DuplexStream, ReadHalf, WriteHalf};
 use tokio_util::codec::{FramedRead, FramedWrite};
+use wsp_protocol::method::Method;
 use wsp_protocol::Response;
 
 use crate::codec::{Frame, FrameCodec};
@@ -151,7 +155,40 @@ where
             .await
     }
 
-    /// Sends one request and waits for its response, skipping notifications.
+    /// Sends the typed method `M` with `params` and waits for its typed result, skipping
+    /// notifications. An error answer is [`ClientError::Rpc`].
+    pub async fn call<M>(&mut self, params: &M::Params) -> Result<M::Result, ClientError>
+    where
+        M: Method<Params: Serialize, Result: DeserializeOwned>,
+    {
+        self.call_with::<M>(params, |_| {}).await
+    }
+
+    /// [`Client::call`], handing each notification the server sends meanwhile to
+    /// `on_notification`, in order.
+    pub async fn call_with<M>(
+        &mut self,
+        params: &M::Params,
+        on_notification: impl FnMut(ServerNotification),
+    ) -> Result<M::Result, ClientError>
+    where
+        M: Method<Params: Serialize, Result: DeserializeOwned>,
+    {
+        let shape = |part, source| ClientError::WrongShape {
+            method: M::NAME,
+            part,
+            source,
+        };
+        let params = serde_json::to_value(params).map_err(|e| shape("params", e))?;
+        let params = (!params.is_null()).then_some(params);
+        let response = self.request_with(M::NAME, params, on_notification).await?;
+        let result = response.outcome.map_err(ClientError::Rpc)?;
+        serde_json::from_value(result).map_err(|e| shape("result", e))
+    }
+
+    /// Sends one request and waits for its response, skipping notifications: the untyped
+    /// form of [`Client::call`], for methods without a [`Method`] type and for requests
+    /// whose params are not what the method takes (a test of the server's answer to them).
     pub async fn request(
         &mut self,
         method: &str,

@@ -178,3 +178,73 @@ async fn a_missing_program_is_a_spawn_error_naming_it() {
         Ok(_) => panic!("a missing program started"),
     }
 }
+
+wsp_protocol::method! {
+    /// `test/shout`: a non-empty text, answered in capitals.
+    Shout = "test/shout", ShoutParams { text: String = string(1, None) } => Shouted { text: String }
+}
+
+wsp_protocol::method! {
+    /// `test/shout` as a client that expects another result shape sees it.
+    ShoutCounted = "test/shout", CountedParams { text: String = string(1, None) } => Counted { count: u64 }
+}
+
+fn shouting_server() -> Server {
+    async fn shout(params: ShoutParams, _: crate::Context) -> Result<Shouted, ErrorObjectOwned> {
+        let text = params.text.to_uppercase();
+        Ok(Shouted { text })
+    }
+    ServerBuilder::new()
+        .method::<Shout, _>(crate::handler_fn(shout))
+        .build()
+}
+
+#[tokio::test]
+async fn a_typed_call_answers_its_typed_result() {
+    let mut client = Client::initialized(shouting_server()).await;
+    let params = ShoutParams { text: "hi".into() };
+    let shouted = client.call::<Shout>(&params).await.expect("a result");
+    assert_eq!(shouted, Shouted { text: "HI".into() });
+    let listed = client
+        .call::<wsp_protocol::method::Initialize>(&wsp_protocol::InitializeParams {
+            client_name: "again".into(),
+            client_protocol_version: "0.1.0".into(),
+        })
+        .await;
+    assert!(
+        matches!(listed, Err(ClientError::Rpc(ref e)) if e.code() == -32600),
+        "{listed:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_typed_call_the_server_refuses_is_an_rpc_error_with_its_code() {
+    let mut client = Client::initialized(shouting_server()).await;
+    let invalid = ShoutParams {
+        text: String::new(),
+    };
+    match client.call::<Shout>(&invalid).await {
+        Err(ClientError::Rpc(error)) => {
+            assert_eq!(error.code(), -32602);
+            let data = error.data().map(|d| d.get().to_owned()).unwrap_or_default();
+            assert!(data.contains("non_empty"), "{data}");
+        }
+        other => panic!("expected -32602, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_result_of_another_shape_is_a_wrong_shape_error_naming_the_method() {
+    let mut client = Client::initialized(shouting_server()).await;
+    let params = CountedParams { text: "hi".into() };
+    match client.call::<ShoutCounted>(&params).await {
+        Err(error @ ClientError::WrongShape { .. }) => {
+            let text = error.to_string();
+            assert!(
+                text.contains("test/shout") && text.contains("result"),
+                "{text}"
+            );
+        }
+        other => panic!("expected a wrong shape, got {other:?}"),
+    }
+}
