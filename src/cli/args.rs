@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use wsp_protocol::packages::PackageSource;
 
 pub use super::serve_args::{BackendArg, ServeArgs};
 use crate::config::BackendKind;
@@ -137,17 +138,13 @@ pub struct SourceArgs {
     pub no_index: bool,
 }
 
-impl SourceArgs {
-    /// Adds these options to a request's params.
-    pub fn add_to(&self, params: &mut serde_json::Map<String, serde_json::Value>) {
-        if !self.find_links.is_empty() {
-            params.insert("find_links".into(), self.find_links.clone().into());
-        }
-        if let Some(url) = &self.index_url {
-            params.insert("index_url".into(), url.clone().into());
-        }
-        if self.no_index {
-            params.insert("no_index".into(), true.into());
+impl From<SourceArgs> for PackageSource {
+    /// Only what was given: an empty list or an absent flag leaves the server's default.
+    fn from(source: SourceArgs) -> Self {
+        PackageSource {
+            find_links: source.find_links,
+            index_url: source.index_url,
+            no_index: source.no_index.then_some(true),
         }
     }
 }

@@ -7,8 +7,15 @@
 use std::io::{self, Write};
 
 use serde::de::DeserializeOwned;
-use serde_json::{json, Map, Value};
-use wsp_protocol::{methods, EnvironmentDetails, EnvironmentSummary, ErrorObjectOwned};
+use serde::Serialize;
+use serde_json::Value;
+use wsp_protocol::method::{Create, Delete, Get, Install, List, Method, Uninstall};
+use wsp_protocol::packages::PackageSource;
+use wsp_protocol::params::DeleteParams;
+use wsp_protocol::{
+    CreateParams, EnvironmentDetails, ErrorObjectOwned, IdParams, InstallParams, NoParams,
+    UninstallParams,
+};
 use wsp_server::client::{ClientError, ProcessClient};
 
 use super::args::{ClientArgs, Command, SourceArgs};
@@ -35,8 +42,13 @@ pub enum CliError {
 }
 
 impl From<ClientError> for CliError {
+    /// The server's own error answer is the command's failure (exit status 1); anything else
+    /// is a failure to talk to it (exit status 2).
     fn from(error: ClientError) -> Self {
-        CliError::Transport(error.into())
+        match error {
+            ClientError::Rpc(error) => CliError::Rpc(error),
+            other => CliError::Transport(other.into()),
+        }
     }
 }
 
@@ -171,11 +183,10 @@ pub async fn perform(
 ) -> Result<i32, CliError> {
     match action {
         Action::List => {
-            let result = call(client, methods::LIST, None).await?;
+            let list = client.call::<List>(&NoParams).await?;
             if json {
-                return print_json(&result);
+                return print_json(&list);
             }
-            let list: Vec<EnvironmentSummary> = parse(methods::LIST, result)?;
             write_stdout(output::summaries(&list).as_bytes())?;
         }
         Action::Create {
@@ -184,15 +195,24 @@ pub async fn perform(
             packages,
             source,
         } => {
-            let mut params = Map::new();
-            params.insert("name".into(), name.into());
-            params.insert("python_version".into(), python.into());
-            if !packages.is_empty() {
-                params.insert("packages".into(), packages.into());
-                source.add_to(&mut params);
-            }
-            let result = call_with_progress(client, methods::CREATE, params).await?;
-            print_details(methods::CREATE, result, json)?;
+            let version_request = python
+                .parse()
+                .map_err(|reason| CliError::Usage(format!("--python `{python}`: {reason}")))?;
+            let source = if packages.is_empty() {
+                PackageSource::default()
+            } else {
+                source.into()
+            };
+            let params = CreateParams {
+                name,
+                python_version: python,
+                packages,
+                source,
+                work_done_token: Some(ProgressView::token()),
+                version_request,
+            };
+            let details = call_with_progress::<Create>(client, &params).await?;
+            print_details(&details, json)?;
         }
         Action::Install {
             target,
@@ -201,32 +221,34 @@ pub async fn perform(
             upgrade,
         } => {
             let (id, _) = resolve(client, &target).await?;
-            let mut params = Map::new();
-            params.insert("id".into(), id.into());
-            params.insert("packages".into(), packages.into());
-            source.add_to(&mut params);
-            if upgrade {
-                params.insert("upgrade".into(), true.into());
-            }
-            let result = call_with_progress(client, methods::INSTALL, params).await?;
-            print_details(methods::INSTALL, result, json)?;
+            let params = InstallParams {
+                id,
+                packages,
+                source: source.into(),
+                upgrade,
+                work_done_token: Some(ProgressView::token()),
+            };
+            let details = call_with_progress::<Install>(client, &params).await?;
+            print_details(&details, json)?;
         }
         Action::Uninstall { target, packages } => {
             let (id, _) = resolve(client, &target).await?;
-            let params = json!({ "id": id, "packages": packages });
-            let result = call(client, methods::UNINSTALL, Some(params)).await?;
-            print_details(methods::UNINSTALL, result, json)?;
+            let params = UninstallParams { id, packages };
+            let details = client.call::<Uninstall>(&params).await?;
+            print_details(&details, json)?;
         }
         Action::Get { target } => {
             let (id, _) = resolve(client, &target).await?;
-            let result = call(client, methods::GET, Some(json!({ "id": id }))).await?;
-            print_details(methods::GET, result, json)?;
+            let details = client.call::<Get>(&IdParams { id }).await?;
+            print_details(&details, json)?;
         }
         Action::Delete { target } => {
             let (id, name) = resolve(client, &target).await?;
-            let result = call(client, methods::DELETE, Some(json!({ "id": id }))).await?;
+            let deleted = client
+                .call::<Delete>(&DeleteParams { id: id.clone() })
+                .await?;
             if json {
-                return print_json(&result);
+                return print_json(&deleted);
             }
             let line = match name {
                 Some(name) => format!("deleted {} ({})\n", id, output::printable(&name)),
@@ -262,7 +284,7 @@ pub fn shell_status(exit_code: i64) -> i32 {
     i32::try_from(status.clamp(0, 255)).unwrap_or(255)
 }
 
-/// One request; a JSON-RPC error becomes [`CliError::Rpc`].
+/// One untyped request (`wsp call`); a JSON-RPC error becomes [`CliError::Rpc`].
 pub async fn call(
     client: &mut ProcessClient,
     method: &str,
@@ -275,19 +297,16 @@ pub async fn call(
         .map_err(CliError::Rpc)
 }
 
-/// One request with `work_done_token`, its `$/progress` shown on stderr as it comes.
-async fn call_with_progress(
+/// The typed method `M` with a `work_done_token`, its `$/progress` shown on stderr as it comes.
+async fn call_with_progress<M>(
     client: &mut ProcessClient,
-    method: &str,
-    mut params: Map<String, Value>,
-) -> Result<Value, CliError> {
-    params.insert("work_done_token".into(), ProgressView::token());
+    params: &M::Params,
+) -> Result<M::Result, CliError>
+where
+    M: Method<Params: Serialize, Result: DeserializeOwned>,
+{
     let mut view = ProgressView::default();
-    client
-        .request_with(method, Some(params.into()), |n| view.show(&n))
-        .await?
-        .outcome
-        .map_err(CliError::Rpc)
+    Ok(client.call_with::<M>(params, |n| view.show(&n)).await?)
 }
 
 /// The id `target` stands for, and the environment's name when it was found in the list.
@@ -295,8 +314,7 @@ async fn resolve(
     client: &mut ProcessClient,
     target: &str,
 ) -> Result<(String, Option<String>), CliError> {
-    let result = call(client, methods::LIST, None).await?;
-    let list: Vec<EnvironmentSummary> = parse(methods::LIST, result)?;
+    let list = client.call::<List>(&NoParams).await?;
     let found = list
         .iter()
         .find(|env| env.id == target)
@@ -307,28 +325,17 @@ async fn resolve(
     })
 }
 
-/// `result` read as the method's result type.
-pub(super) fn parse<T: DeserializeOwned>(method: &str, result: Value) -> Result<T, CliError> {
-    serde_json::from_value(result).map_err(|source| {
-        TransportError::WrongShape {
-            method: method.to_owned(),
-            source,
-        }
-        .into()
-    })
-}
-
-fn print_details(method: &str, result: Value, json: bool) -> Result<(), CliError> {
+fn print_details(details: &EnvironmentDetails, json: bool) -> Result<(), CliError> {
     if json {
-        return print_json(&result).map(|_| ());
+        return print_json(details).map(|_| ());
     }
-    let details: EnvironmentDetails = parse(method, result)?;
-    write_stdout(output::details(&details).as_bytes())
+    write_stdout(output::details(details).as_bytes())
 }
 
 /// Prints `result` as one JSON line.
-pub(super) fn print_json(result: &Value) -> Result<i32, CliError> {
-    write_stdout(format!("{result}\n").as_bytes())?;
+pub(super) fn print_json(result: &impl Serialize) -> Result<i32, CliError> {
+    let line = serde_json::to_string(result).map_err(|e| CliError::Output(io::Error::other(e)))?;
+    write_stdout(format!("{line}\n").as_bytes())?;
     Ok(super::status::OK)
 }
 
@@ -343,6 +350,7 @@ fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn exit_codes_map_like_a_shell() {

@@ -4,12 +4,12 @@
 use std::io::{IsTerminal, Read, Write};
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use wsp_protocol::method::Execute;
 use wsp_protocol::results::OutputParams;
-use wsp_protocol::{methods, ExecuteResult};
+use wsp_protocol::{methods, ExecuteParams};
 use wsp_server::client::{ProcessClient, ServerNotification};
 
-use super::commands::{parse, print_json, shell_status, CliError};
+use super::commands::{print_json, shell_status, CliError};
 
 /// The most bytes of stdin passed on (the request must fit in a frame).
 pub const MAX_STDIN_BYTES: u64 = 32 * 1024 * 1024;
@@ -40,44 +40,36 @@ pub async fn exec(
     request: ExecRequest,
     json: bool,
 ) -> Result<i32, CliError> {
-    let mut params = Map::new();
-    params.insert("id".into(), request.id.into());
-    params.insert("argv".into(), request.argv.into());
-    if let Some(cwd) = request.cwd {
-        params.insert("cwd".into(), cwd.into());
-    }
-    if !request.env.is_empty() {
-        let env: Map<String, Value> = request
-            .env
-            .into_iter()
-            .map(|(k, v)| (k, v.into()))
-            .collect();
-        params.insert("env".into(), env.into());
-    }
-    if let Some(timeout) = request.timeout {
-        let ms = u64::try_from(timeout.as_millis())
-            .unwrap_or(u64::MAX)
-            .max(1);
-        params.insert("timeout_ms".into(), ms.into());
-    }
-    if !request.no_stdin {
-        if let Some(stdin) = read_stdin().await? {
-            params.insert("stdin".into(), stdin.into());
-        }
-    }
-    if !json {
-        params.insert("stream".into(), true.into());
-    }
+    let stdin = if request.no_stdin {
+        None
+    } else {
+        read_stdin().await?
+    };
+    let params = ExecuteParams {
+        id: request.id,
+        argv: request.argv,
+        cwd: request.cwd,
+        env: request.env.into_iter().collect(),
+        stdin,
+        timeout_ms: request.timeout.map(|timeout| {
+            u64::try_from(timeout.as_millis())
+                .unwrap_or(u64::MAX)
+                .max(1)
+        }),
+        max_output_bytes: None,
+        stream: !json,
+        limits: Default::default(),
+        sandbox: None,
+    };
     let mut streamed = Streamed::default();
-    let response = client
-        .request_with(methods::EXECUTE, Some(params.into()), |n| streamed.show(&n))
-        .await?;
+    let result = client
+        .call_with::<Execute>(&params, |n| streamed.show(&n))
+        .await;
     streamed.failed.map_or(Ok(()), Err)?;
-    let result = response.outcome.map_err(CliError::Rpc)?;
+    let result = result?;
     if json {
         return print_json(&result);
     }
-    let result: ExecuteResult = parse(methods::EXECUTE, result)?;
     // Whatever the notifications did not carry (a server that does not stream) comes from
     // the result.
     write(

@@ -4,7 +4,6 @@
 use std::io::{IsTerminal, Write};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::Value;
 use wsp_protocol::{methods, ProgressToken, WorkDoneProgress};
 use wsp_server::client::ServerNotification;
 
@@ -35,8 +34,8 @@ impl ProgressView {
     }
 
     /// The `work_done_token` to put in a request's params.
-    pub fn token() -> Value {
-        Value::from(TOKEN)
+    pub fn token() -> ProgressToken {
+        ProgressToken::String(TOKEN.to_owned())
     }
 
     /// Shows `notification` if it is progress for [`TOKEN`]; ignores anything else.

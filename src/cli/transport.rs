@@ -31,15 +31,6 @@ pub enum TransportError {
     /// The async runtime could not be started.
     #[error("cannot start the async runtime")]
     Runtime(#[source] io::Error),
-    /// A result is not what its method returns.
-    #[error("the `{method}` result has the wrong shape")]
-    WrongShape {
-        /// The method.
-        method: String,
-        /// How it differs.
-        #[source]
-        source: serde_json::Error,
-    },
     /// Starting, talking to or waiting for the server failed.
     #[error(transparent)]
     Client(#[from] ClientError),
