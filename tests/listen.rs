@@ -330,3 +330,54 @@ async fn sigterm_drains_every_session_and_kills_what_still_runs() {
     );
     support::assert_gone(pid, "the execute's background child").await;
 }
+
+/// `wsp ARGS...` as the CLI: exit status, stdout, stderr.
+async fn cli(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_wsp"))
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .expect("wsp runs");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn the_cli_talks_to_a_running_server_with_connect() {
+    let server = Listening::start(&[]).await;
+    let address = format!("unix:{}", server.socket.display());
+    let mut watcher = server.connect().await;
+    watcher.initialize().await;
+
+    let (status, out, err) = cli(
+        &[
+            "--connect",
+            &address,
+            "create",
+            "via-cli",
+            "--python",
+            "3.12",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(status, 0, "{out}{err}");
+    assert!(out.contains("via-cli"), "{out}");
+    let change = watcher.changed().await;
+    assert_eq!(change["change"], json!("created"), "{change}");
+
+    let (status, out, err) = cli(&["--json", "list"], &[("WSP_CONNECT", &address)]).await;
+    assert_eq!(status, 0, "{err}");
+    let listed: Value = serde_json::from_str(out.trim()).expect("JSON");
+    assert_eq!(listed[0]["id"], change["id"], "{listed}");
+
+    let (status, _, err) = cli(&["--connect", &address, "--state-dir", "/tmp", "list"], &[]).await;
+    assert_eq!(status, 2, "{err}");
+    assert!(err.contains("--connect"), "{err}");
+    server.terminate().await;
+}

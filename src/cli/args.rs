@@ -187,6 +187,9 @@ pub struct ClientArgs {
     /// Server options given to the client are appended to it.
     #[arg(long, value_name = "CMD")]
     pub server_cmd: Option<String>,
+    /// Talk to a running `wsp serve --listen` at `unix:PATH` instead of spawning a server.
+    #[arg(long, value_name = "ADDR", env = "WSP_CONNECT")]
+    pub connect: Option<crate::listen::ListenAddress>,
     /// Server options for the spawned server.
     #[command(flatten)]
     pub server: ServerOptions,
@@ -219,6 +222,7 @@ impl ClientArgs {
         ClientArgs {
             json: self.json || later.json,
             server_cmd: later.server_cmd.or(self.server_cmd),
+            connect: later.connect.or(self.connect),
             server: self.server.merge(later.server),
         }
     }

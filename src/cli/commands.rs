@@ -9,6 +9,7 @@ use std::io::{self, Write};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
 use wsp_protocol::method::{Create, Delete, Get, Install, List, Method, Uninstall};
 use wsp_protocol::packages::PackageSource;
 use wsp_protocol::params::DeleteParams;
@@ -16,7 +17,7 @@ use wsp_protocol::{
     CreateParams, EnvironmentDetails, ErrorObjectOwned, IdParams, InstallParams, NoParams,
     UninstallParams,
 };
-use wsp_server::client::{ClientError, ProcessClient};
+use wsp_server::client::{Client, ClientError, Peer};
 
 use super::args::{ClientArgs, Command, SourceArgs};
 use super::exec::ExecRequest;
@@ -176,11 +177,16 @@ impl Action {
 }
 
 /// Runs one action on an initialized session and prints its outcome; returns the exit status.
-pub async fn perform(
-    client: &mut ProcessClient,
+pub async fn perform<R, W, P>(
+    client: &mut Client<R, W, P>,
     action: Action,
     json: bool,
-) -> Result<i32, CliError> {
+) -> Result<i32, CliError>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+    P: Peer,
+{
     match action {
         Action::List => {
             let list = client.call::<List>(&NoParams).await?;
@@ -211,7 +217,7 @@ pub async fn perform(
                 work_done_token: Some(ProgressView::token()),
                 version_request,
             };
-            let details = call_with_progress::<Create>(client, &params).await?;
+            let details = call_with_progress::<Create, _, _, _>(client, &params).await?;
             print_details(&details, json)?;
         }
         Action::Install {
@@ -228,7 +234,7 @@ pub async fn perform(
                 upgrade,
                 work_done_token: Some(ProgressView::token()),
             };
-            let details = call_with_progress::<Install>(client, &params).await?;
+            let details = call_with_progress::<Install, _, _, _>(client, &params).await?;
             print_details(&details, json)?;
         }
         Action::Uninstall { target, packages } => {
@@ -285,11 +291,16 @@ pub fn shell_status(exit_code: i64) -> i32 {
 }
 
 /// One untyped request (`wsp call`); a JSON-RPC error becomes [`CliError::Rpc`].
-pub async fn call(
-    client: &mut ProcessClient,
+pub async fn call<R, W, P>(
+    client: &mut Client<R, W, P>,
     method: &str,
     params: Option<Value>,
-) -> Result<Value, CliError> {
+) -> Result<Value, CliError>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+    P: Peer,
+{
     client
         .request(method, params)
         .await?
@@ -298,22 +309,30 @@ pub async fn call(
 }
 
 /// The typed method `M` with a `work_done_token`, its `$/progress` shown on stderr as it comes.
-async fn call_with_progress<M>(
-    client: &mut ProcessClient,
+async fn call_with_progress<M, R, W, P>(
+    client: &mut Client<R, W, P>,
     params: &M::Params,
 ) -> Result<M::Result, CliError>
 where
     M: Method<Params: Serialize, Result: DeserializeOwned>,
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+    P: Peer,
 {
     let mut view = ProgressView::default();
     Ok(client.call_with::<M>(params, |n| view.show(&n)).await?)
 }
 
 /// The id `target` stands for, and the environment's name when it was found in the list.
-async fn resolve(
-    client: &mut ProcessClient,
+async fn resolve<R, W, P>(
+    client: &mut Client<R, W, P>,
     target: &str,
-) -> Result<(String, Option<String>), CliError> {
+) -> Result<(String, Option<String>), CliError>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+    P: Peer,
+{
     let list = client.call::<List>(&NoParams).await?;
     let found = list
         .iter()

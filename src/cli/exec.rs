@@ -4,10 +4,11 @@
 use std::io::{IsTerminal, Read, Write};
 use std::time::Duration;
 
+use tokio::io::{AsyncRead, AsyncWrite};
 use wsp_protocol::method::Execute;
 use wsp_protocol::results::OutputParams;
 use wsp_protocol::{methods, ExecuteParams};
-use wsp_server::client::{ProcessClient, ServerNotification};
+use wsp_server::client::{Client, Peer, ServerNotification};
 
 use super::commands::{print_json, shell_status, CliError};
 
@@ -35,11 +36,16 @@ pub struct ExecRequest {
 }
 
 /// Runs the command; returns the exit status `wsp exec` ends with.
-pub async fn exec(
-    client: &mut ProcessClient,
+pub async fn exec<R, W, P>(
+    client: &mut Client<R, W, P>,
     request: ExecRequest,
     json: bool,
-) -> Result<i32, CliError> {
+) -> Result<i32, CliError>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+    P: Peer,
+{
     let stdin = if request.no_stdin {
         None
     } else {

@@ -2,7 +2,9 @@
 //!
 //! A client command spawns `<this program> serve` (or `--server-cmd`), sends `initialize` as
 //! `wsp-cli`, then the command's requests, then closes the server's stdin — the EOF drain is how
-//! the session ends; no `shutdown`/`exit` is sent — and waits for the server to exit.
+//! the session ends; no `shutdown`/`exit` is sent — and waits for the server to exit. With
+//! `--connect unix:PATH` (or `WSP_CONNECT`) it talks to a running `wsp serve --listen` instead,
+//! and closing the connection ends its session.
 //!
 //! Exit statuses ([`status`]): 0 success; 1 the server answered with a JSON-RPC error (printed to
 //! stderr as `error CODE: MESSAGE` and the data pretty-printed; with `--json`, the error object as
@@ -23,10 +25,12 @@ pub mod transport;
 use std::io::Write;
 use wsp_protocol::error_chain::chain_message;
 
+use crate::listen::ListenAddress;
 use args::{Cli, ClientArgs, Command};
 use commands::{Action, CliError};
+use tokio::io::{AsyncRead, AsyncWrite};
 use transport::{ServerCommand, TransportError};
-use wsp_server::client::{describe_status, ProcessClient};
+use wsp_server::client::{describe_status, Client, Peer};
 
 /// The exit statuses of client commands.
 pub mod status {
@@ -61,18 +65,19 @@ pub fn serve_command(before: ClientArgs, serve: args::ServeArgs) -> i32 {
     crate::serve::run_reference_server(serve.into_config(before.server))
 }
 
-/// Spawns the server, runs one client action in a session with it, ends the session.
+/// Spawns the server (or connects to a running one, `--connect`), runs one client action in
+/// a session with it, ends the session.
 pub fn run_client(args: ClientArgs, action: Action) -> i32 {
+    if let Some(address) = args.connect.clone() {
+        return run_connected(&args, address, action);
+    }
     let server = match ServerCommand::from_args(&args) {
         Ok(server) => server,
         Err(error) => return report(&error.into(), args.json),
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(error) => return report(&TransportError::Runtime(error).into(), args.json),
+        Err(error) => return report(&error, args.json),
     };
     runtime.block_on(async {
         let mut client = match server.spawn() {
@@ -98,7 +103,61 @@ pub fn run_client(args: ClientArgs, action: Action) -> i32 {
     })
 }
 
-async fn session(client: &mut ProcessClient, action: Action, json: bool) -> Result<i32, CliError> {
+/// One client action over a connection to a running server: no server options apply, and
+/// closing the connection ends the session.
+fn run_connected(args: &ClientArgs, address: ListenAddress, action: Action) -> i32 {
+    if args.server_cmd.is_some() || !args.server.to_serve_flags().is_empty() {
+        let usage = "--connect talks to a running server: --server-cmd and server options \
+                     (--state-dir, --backend, ...) don't apply";
+        return report(&CliError::Usage(usage.into()), args.json);
+    }
+    let ListenAddress::Unix(path) = address else {
+        let usage = format!("--connect {address}: this wsp connects to unix:PATH addresses only");
+        return report(&CliError::Usage(usage), args.json);
+    };
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(error) => return report(&error, args.json),
+    };
+    runtime.block_on(async {
+        let stream = match tokio::net::UnixStream::connect(&path).await {
+            Ok(stream) => stream,
+            Err(source) => {
+                let error = TransportError::Connect {
+                    address: format!("unix:{}", path.display()),
+                    source,
+                };
+                return report(&error.into(), args.json);
+            }
+        };
+        let (reader, writer) = stream.into_split();
+        let mut client = Client::new(reader, writer, ());
+        let outcome = session(&mut client, action, args.json).await;
+        let _ = client.finish().await;
+        match outcome {
+            Ok(code) => code,
+            Err(error) => report(&error, args.json),
+        }
+    })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| TransportError::Runtime(error).into())
+}
+
+async fn session<R, W, P>(
+    client: &mut Client<R, W, P>,
+    action: Action,
+    json: bool,
+) -> Result<i32, CliError>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+    P: Peer,
+{
     client
         .initialize("wsp-cli")
         .await?

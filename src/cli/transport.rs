@@ -28,6 +28,15 @@ pub enum TransportError {
     /// This program's own path is unknown, so `<this program> serve` can't be spawned.
     #[error("cannot find this program's path to run `wsp serve`")]
     CurrentExe(#[source] io::Error),
+    /// `--connect`'s server could not be reached.
+    #[error("cannot connect to {address}")]
+    Connect {
+        /// Where.
+        address: String,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
     /// The async runtime could not be started.
     #[error("cannot start the async runtime")]
     Runtime(#[source] io::Error),
