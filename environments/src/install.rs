@@ -5,48 +5,22 @@
 //! waits for it), and installs into one environment run one at a time: in this process in the
 //! order they got their turn, across processes through the environment's install lock.
 
-use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, Weak};
 use wsp_protocol::FailureReason;
 
 use wsp_backend::{InstallRequest, UninstallRequest};
-use wsp_install::{lock_environment, InstallSource};
+use wsp_install::InstallSource;
 use wsp_protocol::params::PackageSource;
 use wsp_protocol::results::EnvironmentChange;
 use wsp_protocol::{EnvironmentDetails, InstallParams, UninstallParams};
 
 use super::failure::{backend_error, execution_failed};
 use super::handlers::{details, Answer};
+use super::install_turns::InstallTurn;
 use super::progress::{Progress, Span};
 use super::usage::UseToken;
 use super::Environments;
 use wsp_middleware::Notifier;
-
-/// One turn at a time per environment, in this process.
-#[derive(Default)]
-pub(super) struct Turns {
-    turns: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
-}
-
-impl Turns {
-    /// Waits for `id`'s turn; it lasts until the guard drops.
-    async fn take(&self, id: &str) -> tokio::sync::OwnedMutexGuard<()> {
-        let turn = {
-            let mut turns = self.turns.lock().unwrap_or_else(|p| p.into_inner());
-            turns.retain(|_, turn| turn.strong_count() > 0);
-            match turns.get(id).and_then(Weak::upgrade) {
-                Some(turn) => turn,
-                None => {
-                    let turn = Arc::new(tokio::sync::Mutex::new(()));
-                    turns.insert(id.to_owned(), Arc::downgrade(&turn));
-                    turn
-                }
-            }
-        };
-        turn.lock_owned().await
-    }
-}
 
 /// What to install, for [`Environments::install_into`].
 pub(super) struct Packages<'a> {
@@ -107,8 +81,7 @@ impl Environments {
         let _use = in_use;
         let guard = self.acquire_use(&params.id).await?;
         let record = guard.record().clone();
-        let _turn = self.inner.turns.take(&record.id).await;
-        let _lock = lock(&record.root).await?;
+        let _turn = self.install_turn(&record.id, &record.root).await?;
         let sandbox = self
             .confines_installs(&record.id)
             .then(|| wsp_install::uninstall_sandbox(record.root.clone(), self.hidden()));
@@ -137,8 +110,7 @@ impl Environments {
         progress: &Progress,
         span: Span,
     ) -> Answer<()> {
-        let _turn = self.inner.turns.take(id).await;
-        let _lock = lock(root).await?;
+        let _turn = self.install_turn(id, root).await?;
         let source = self.source(packages.source);
         let sandbox = self
             .confines_installs(id)
@@ -183,15 +155,18 @@ impl Environments {
     }
 }
 
+impl Environments {
+    /// Waits for environment `id`'s install turn (see [`crate::install_turns`]).
+    async fn install_turn(&self, id: &str, root: &Path) -> Answer<InstallTurn> {
+        self.inner.turns.take(id, root).await.map_err(|e| {
+            let detail = format!("cannot take the install lock of {}: {e}", root.display());
+            execution_failed("install lock", &FailureReason::InstallFailed, &detail, &e)
+        })
+    }
+}
+
 /// `Found N installed package(s)`.
 pub(super) fn found(count: usize) -> String {
     let s = if count == 1 { "" } else { "s" };
     format!("Found {count} installed package{s}")
-}
-
-async fn lock(root: &Path) -> Answer<wsp_install::InstallLock> {
-    lock_environment(root).await.map_err(|e| {
-        let detail = format!("cannot take the install lock of {}: {e}", root.display());
-        execution_failed("install lock", &FailureReason::InstallFailed, &detail, &e)
-    })
 }

@@ -18,6 +18,7 @@ mod changes;
 mod failure;
 mod handlers;
 mod install;
+mod install_turns;
 mod progress;
 pub mod store;
 mod streaming;
@@ -66,7 +67,7 @@ struct Inner {
     backend: BoxBackend,
     backend_name: String,
     usage: Usage,
-    turns: install::Turns,
+    turns: install_turns::InstallTurns,
     install_defaults: InstallSource,
     execute_defaults: ExecuteDefaults,
     /// Where every committed change is recorded, for the servers that send notifications.
@@ -95,7 +96,7 @@ impl Environments {
                 backend: backend.into(),
                 backend_name: backend_name.into(),
                 usage: Usage::default(),
-                turns: install::Turns::default(),
+                turns: install_turns::InstallTurns::default(),
                 install_defaults: InstallSource::default(),
                 execute_defaults: ExecuteDefaults::default(),
                 journal,
@@ -135,7 +136,7 @@ impl Environments {
             backend: inner.backend.clone(),
             backend_name: inner.backend_name.clone(),
             usage: inner.usage.clone(),
-            turns: install::Turns::default(),
+            turns: inner.turns.clone(),
             install_defaults: inner.install_defaults.clone(),
             execute_defaults: inner.execute_defaults,
             journal: inner.journal.clone(),

@@ -32,7 +32,7 @@ use wsp_exec::Activation;
 
 pub use command::{find_uv, Installer};
 pub use confine::{install_sandbox, uninstall_sandbox};
-pub use lock::{lock_environment, InstallLock, INSTALL_LOCK_FILE};
+pub use lock::INSTALL_LOCK_FILE;
 pub use output::MAX_DETAIL_BYTES;
 pub use python::{resolve_python, PythonDownloads};
 /// What `environment/install` and `environment/uninstall` ask a backend for (defined with the

@@ -146,14 +146,23 @@ pub(crate) fn held_exclusively(path: &Path) -> io::Result<bool> {
 
 /// Opens `path` read-only, creating it if missing: `flock` needs no write access, so a lock
 /// file created under a restrictive umask stays usable. A symlink is refused (`ELOOP`), never
-/// followed, so no lock file is ever made or locked outside the store.
+/// followed, so no lock file is ever made or locked outside its directory; a FIFO or anything
+/// else that is not a regular file is refused without blocking (lock files in an environment's
+/// root are not trusted).
 pub(crate) fn open_lock_file(path: &Path) -> io::Result<File> {
     let fd = rustix::fs::open(
         path,
-        OFlags::RDONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        OFlags::RDONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
         Mode::from_raw_mode(0o600),
     )?;
-    Ok(File::from(fd))
+    let file = File::from(fd);
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::other(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    Ok(file)
 }
 
 /// Whether `path` still names the inode `file` has open.

@@ -47,12 +47,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use error::StoreError;
+pub(crate) use lock::{LockMode, PathLock};
 pub use record::{
     is_environment_id, new_environment_id, CommitFacts, EnvironmentRecord, ID_PREFIX,
 };
 pub use removal::{Leftover, Removal, UseGuard};
 pub use reservation::Reservation;
 pub use sweep::SweepReport;
+pub(crate) use wait::acquire as acquire_lock;
 
 use index::Index;
 use layout::Layout;
