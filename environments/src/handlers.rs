@@ -3,7 +3,7 @@
 use std::future::Future;
 use wsp_protocol::FailureReason;
 
-use crate::store::{CommitFacts, EnvironmentRecord, Removal, UseGuard};
+use crate::store::{CommitFacts, EnvironmentRecord, Removal};
 use serde_json::{json, Value};
 use wsp_backend::{DescribeRequest, ProvisionRequest, ReleaseRequest, RunRequest};
 use wsp_exec::{current_stack, resolve_cwd, OutputSink, RunOptions};
@@ -16,7 +16,7 @@ use wsp_protocol::{
 use super::failure::{backend_error, store_error};
 use super::install::Packages;
 use super::progress::{Progress, Span};
-use super::usage::{DeleteMark, UseToken};
+use super::usage::{DeleteMark, InUse, UseToken};
 use super::Environments;
 use wsp_middleware::{Notifier, ReadTime};
 
@@ -143,9 +143,8 @@ impl Environments {
             .ok_or_else(|| error::environment_not_found(id))
     }
 
-    pub(super) async fn get(self, _use: UseToken, params: IdParams) -> Answer<EnvironmentDetails> {
-        let guard = self.acquire_use(&params.id).await?;
-        let record = guard.record().clone();
+    pub(super) async fn get(self, in_use: UseToken, _: IdParams) -> Answer<EnvironmentDetails> {
+        let record = self.hold(in_use).await?.record().clone();
         let description = self.describe(&record.root).await?;
         Ok(details(record, description))
     }
@@ -165,8 +164,7 @@ impl Environments {
         params: ExecuteParams,
         output: Option<OutputSink>,
     ) -> Answer<ExecuteResult> {
-        let _use = in_use;
-        let guard = self.acquire_use(&params.id).await?;
+        let guard = self.hold(in_use).await?;
         let record = guard.record();
         let cwd = resolve_cwd(&record.root, params.cwd.as_deref()).map_err(|message| {
             error::invalid_params(&[Violation::new("cwd", "inside_environment", message)])
@@ -267,9 +265,10 @@ impl Environments {
         self.sweep().await;
     }
 
-    /// Holds the environment for the rest of a `get`/`execute` (across processes too).
-    pub(super) async fn acquire_use(&self, id: &str) -> Answer<UseGuard> {
-        self.inner.store.acquire_use(id).await.map_err(store_error)
+    /// Holds the environment a request registered its use of for the rest of the request
+    /// (see [`UseToken::hold`]).
+    pub(super) async fn hold(&self, in_use: UseToken) -> Answer<InUse> {
+        in_use.hold(&self.inner.store).await.map_err(store_error)
     }
 
     pub(super) async fn describe(

@@ -36,8 +36,7 @@ impl Environments {
         params: InstallParams,
         notifier: Option<Notifier>,
     ) -> Answer<EnvironmentDetails> {
-        let _use = in_use;
-        let guard = self.acquire_use(&params.id).await?;
+        let guard = self.hold(in_use).await?;
         let record = guard.record().clone();
         let progress = Progress::new(notifier, params.work_done_token.clone());
         let count = params.packages.len();
@@ -78,8 +77,7 @@ impl Environments {
         in_use: UseToken,
         params: UninstallParams,
     ) -> Answer<EnvironmentDetails> {
-        let _use = in_use;
-        let guard = self.acquire_use(&params.id).await?;
+        let guard = self.hold(in_use).await?;
         let record = guard.record().clone();
         let _turn = self.install_turn(&record.id, &record.root).await?;
         let sandbox = self

@@ -1,15 +1,20 @@
-//! In-process bookkeeping for the delete-waits rule, decided in the order requests were read.
-//! Both halves take a [`ReadTime`], so they can only run in a request's read-time step.
-//!
-//! A `get` or `execute` registers its use when it is read; a `delete` read later marks the id
-//! as going away (so every `get`/`execute` read after it sees `-31001`) and then waits until the
-//! uses registered before it are gone. The store's file locks extend the same rule across
+//! The delete-waits rule: a `get`, `execute`, `install` or `uninstall` read before a `delete`
+//! of the same environment finishes before the delete removes it, in this process and across
 //! processes.
+//!
+//! In this process the rule is decided in the order requests were read: a use registers when
+//! it is read ([`Usage::begin`]); a `delete` read later marks the id as going away (so every use
+//! read after it sees `-31001`) and then waits until the uses registered before it are gone.
+//! Both take a [`ReadTime`], so they can only run in a request's read-time step. Across
+//! processes the registered use then holds the store's use lock of the environment
+//! ([`UseToken::hold`]), which a delete in another process waits for.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::Notify;
+
+use crate::store::{EnvironmentRecord, Store, StoreError, UseGuard};
 use wsp_middleware::ReadTime;
 
 #[derive(Default)]
@@ -41,6 +46,32 @@ impl Drop for DeleteMark {
 pub(crate) struct UseToken {
     usage: Usage,
     id: String,
+}
+
+/// A use held in this process and across processes: the environment's record, while the
+/// environment can't be deleted.
+pub(crate) struct InUse {
+    guard: UseGuard,
+    _token: UseToken,
+}
+
+impl UseToken {
+    /// Holds the environment for the rest of the request, across processes too: takes the
+    /// store's use lock (waiting while another process deletes it).
+    pub(crate) async fn hold(self, store: &Store) -> Result<InUse, StoreError> {
+        let guard = store.acquire_use(&self.id).await?;
+        Ok(InUse {
+            guard,
+            _token: self,
+        })
+    }
+}
+
+impl InUse {
+    /// The environment's record.
+    pub(crate) fn record(&self) -> &EnvironmentRecord {
+        self.guard.record()
+    }
 }
 
 impl Usage {
