@@ -84,7 +84,17 @@ async fn one_server_serves_stdio_and_a_unix_socket_each_with_its_own_lifecycle()
         .expect("connect");
     let (read, write) = stream.into_split();
     let mut unix = Peer::new(read, write);
-    let on_socket = unix.initialize().await;
+    let mut on_socket = unix.initialize().await;
+    let mut on_stdio = on_stdio;
+    // The same server, the same facts, but for how each client is connected.
+    assert_eq!(on_stdio["result"]["transport"], "stdio");
+    assert_eq!(on_socket["result"]["transport"], "unix");
+    for answer in [&mut on_stdio, &mut on_socket] {
+        answer["result"]
+            .as_object_mut()
+            .expect("a result")
+            .remove("transport");
+    }
     assert_eq!(on_stdio["result"], on_socket["result"]);
     assert_eq!(on_socket["result"]["backend"], "venv");
 
