@@ -15,6 +15,8 @@ pub mod duplex;
 mod slots;
 pub mod stdio;
 pub mod unix;
+#[cfg(feature = "websocket")]
+pub mod websocket;
 
 use std::future::Future;
 use std::io;

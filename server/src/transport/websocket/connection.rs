@@ -1,0 +1,256 @@
+//! One WebSocket connection as a [`Connection`]: a reader task turns text frames into
+//! payloads, a writer task sends answers, pings and the closing frame. Both are bounded: a
+//! client that stops reading fills its own queue and pauses its own session only.
+
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::{Sink, SinkExt, Stream, StreamExt};
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+use tokio_util::sync::PollSender;
+use wsp_middleware::Extensions;
+
+use super::listener::MaybeTls;
+use super::WebSocketConfig;
+use crate::codec::Frame;
+use crate::runtime::FrameSource;
+use crate::transport::{Connection, ConnectionSlot, TransportName};
+
+/// Messages read and not yet taken by the session, per connection.
+const INBOUND_QUEUE: usize = 16;
+/// Answers handed over and not yet written, per connection.
+const OUTBOUND_QUEUE: usize = 16;
+
+/// The peer's address, in every handler's `Context::facts` of a WebSocket connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerAddress(pub SocketAddr);
+
+/// An upgraded, admitted WebSocket connection.
+pub struct WebSocketConnection {
+    socket: WebSocketStream<MaybeTls>,
+    peer: SocketAddr,
+    slot: ConnectionSlot,
+    ping_interval: Duration,
+    pong_timeout: Duration,
+}
+
+impl WebSocketConnection {
+    pub(super) fn new(
+        socket: WebSocketStream<MaybeTls>,
+        peer: SocketAddr,
+        slot: ConnectionSlot,
+        config: &WebSocketConfig,
+    ) -> Self {
+        WebSocketConnection {
+            socket,
+            peer,
+            slot,
+            ping_interval: config.ping_interval,
+            pong_timeout: config.pong_timeout,
+        }
+    }
+}
+
+impl std::fmt::Debug for WebSocketConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebSocketConnection")
+            .field("peer", &self.peer)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection for WebSocketConnection {
+    type Input = Inbound;
+    type Output = Outbound;
+
+    /// Starts the connection's reader and writer; the message limit was set at the upgrade.
+    fn open(self, _max_frame_bytes: usize) -> (Inbound, Outbound) {
+        let (sink, stream) = self.socket.split();
+        let (inbound, received) = mpsc::channel(INBOUND_QUEUE);
+        let (outbound, to_send) = mpsc::channel(OUTBOUND_QUEUE);
+        let (close, closing) = mpsc::channel(1);
+        let answered = Arc::new(AtomicBool::new(true));
+        tokio::spawn(read(stream, inbound, close, Arc::clone(&answered)));
+        let writer = Writer {
+            sink,
+            to_send,
+            closing,
+            answered,
+            ping_interval: self.ping_interval,
+            pong_timeout: self.pong_timeout,
+            _slot: self.slot,
+        };
+        tokio::spawn(writer.run());
+        (Inbound(received), Outbound(PollSender::new(outbound)))
+    }
+
+    fn describe(&self, facts: &mut Extensions) {
+        facts.insert(TransportName::Websocket);
+        facts.insert(PeerAddress(self.peer));
+    }
+}
+
+type Stream_ = futures::stream::SplitStream<WebSocketStream<MaybeTls>>;
+type Sink_ = futures::stream::SplitSink<WebSocketStream<MaybeTls>, Message>;
+
+async fn read(
+    mut stream: Stream_,
+    inbound: mpsc::Sender<io::Result<Frame>>,
+    close: mpsc::Sender<CloseFrame>,
+    answered: Arc<AtomicBool>,
+) {
+    let refuse = |code: CloseCode, reason: &'static str| CloseFrame {
+        code,
+        reason: reason.into(),
+    };
+    while let Some(message) = stream.next().await {
+        let closing = match message {
+            Ok(Message::Text(text)) => {
+                if inbound
+                    .send(Ok(Frame::Payload(text.to_string())))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                continue;
+            }
+            Ok(Message::Pong(_)) => {
+                answered.store(true, Ordering::Release);
+                continue;
+            }
+            Ok(Message::Ping(_)) | Ok(Message::Frame(_)) => continue,
+            Ok(Message::Close(_)) => return,
+            Ok(Message::Binary(_)) => refuse(CloseCode::Unsupported, "text frames only"),
+            Err(WsError::Capacity(CapacityError::MessageTooLong { .. })) => {
+                refuse(CloseCode::Size, "message too long")
+            }
+            Err(WsError::Utf8(_)) => refuse(CloseCode::Invalid, "text that is not UTF-8"),
+            Err(error) => {
+                tracing::debug!(%error, "a WebSocket connection failed");
+                return;
+            }
+        };
+        let _ = close.send(closing).await;
+        return;
+    }
+}
+
+struct Writer {
+    sink: Sink_,
+    to_send: mpsc::Receiver<Bytes>,
+    closing: mpsc::Receiver<CloseFrame>,
+    answered: Arc<AtomicBool>,
+    ping_interval: Duration,
+    pong_timeout: Duration,
+    _slot: ConnectionSlot,
+}
+
+impl Writer {
+    async fn run(mut self) {
+        let mut ping = tokio::time::interval(self.ping_interval);
+        ping.tick().await;
+        let mut pong_deadline = None;
+        let close = loop {
+            let deadline = async {
+                match pong_deadline {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                Some(frame) = self.closing.recv() => break frame,
+                payload = self.to_send.recv() => match payload {
+                    Some(payload) => {
+                        let Ok(text) = String::from_utf8(payload.to_vec()) else { continue };
+                        if self.sink.send(Message::text(text)).await.is_err() {
+                            return;
+                        }
+                    }
+                    // The reader's reason, if it closed the input, goes first.
+                    None => break self.closing.try_recv().unwrap_or(CloseFrame {
+                        code: CloseCode::Normal,
+                        reason: "".into(),
+                    }),
+                },
+                _ = ping.tick() => {
+                    if pong_deadline.is_none() {
+                        self.answered.store(false, Ordering::Release);
+                        pong_deadline = Some(tokio::time::Instant::now() + self.pong_timeout);
+                        if self.sink.send(Message::Ping(Bytes::new())).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+                () = deadline => {
+                    if !self.answered.load(Ordering::Acquire) {
+                        break CloseFrame { code: CloseCode::Away, reason: "no answer to a ping".into() };
+                    }
+                    pong_deadline = None;
+                }
+            }
+            if pong_deadline.is_some() && self.answered.load(Ordering::Acquire) {
+                pong_deadline = None;
+            }
+        };
+        let _ = self.sink.send(Message::Close(Some(close))).await;
+        let _ = self.sink.close().await;
+    }
+}
+
+/// A WebSocket connection's payloads, for the session.
+pub struct Inbound(mpsc::Receiver<io::Result<Frame>>);
+
+impl Stream for Inbound {
+    type Item = io::Result<Frame>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.0.poll_recv(cx)
+    }
+}
+
+impl FrameSource for Inbound {
+    fn has_buffered(&self) -> bool {
+        !self.0.is_empty()
+    }
+}
+
+/// Where a WebSocket connection's answers go, one text frame each.
+pub struct Outbound(PollSender<Bytes>);
+
+fn gone<T>(_: T) -> io::Error {
+    io::ErrorKind::BrokenPipe.into()
+}
+
+impl Sink<Bytes> for Outbound {
+    type Error = io::Error;
+
+    fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.0.poll_reserve(cx).map_err(gone)
+    }
+
+    fn start_send(mut self: Pin<&mut Self>, payload: Bytes) -> io::Result<()> {
+        self.0.send_item(payload).map_err(gone)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.0.close();
+        Poll::Ready(Ok(()))
+    }
+}
