@@ -78,7 +78,11 @@ pub fn run_reference_server(config: ServeConfig) -> i32 {
     crate::logging::init(config.log_format);
     match reference_server(&config) {
         Ok(server) if config.listen.addresses.is_empty() => server.run_stdio(),
-        Ok(server) => server.run_listeners(|| crate::listen::bind(&config.listen)),
+        Ok(server) => {
+            let state_dir = state_dir(config.state_dir.clone()).unwrap_or_default();
+            let bind = crate::listen::bind(&config.listen, &state_dir, config.max_frame_bytes);
+            server.run_listeners(bind)
+        }
         Err(e) => {
             tracing::error!("{e}");
             eprintln!("wsp: {e}");

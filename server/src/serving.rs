@@ -32,15 +32,18 @@ impl Server {
         })
     }
 
-    /// Serves every connection of the listeners `bind` makes (it runs inside the server's
-    /// runtime, so it may bind tokio sockets) until `SIGTERM` or `SIGINT`, on a runtime of its
+    /// Serves every connection of the listeners `bind` makes (it is polled inside the
+    /// server's runtime, so it may bind tokio sockets) until `SIGTERM` or `SIGINT`, on a runtime of its
     /// own; then drains every session, runs the method groups' shutdown hooks and returns the
     /// exit status the process should end with: 0, or 2 when the runtime can't start or
     /// `bind` fails (its error is logged and printed).
-    pub fn run_listeners(self, bind: impl FnOnce() -> io::Result<Vec<BoxListener>>) -> ExitStatus {
+    pub fn run_listeners(
+        self,
+        bind: impl Future<Output = io::Result<Vec<BoxListener>>>,
+    ) -> ExitStatus {
         let server = self.clone();
         self.run_to_completion(async move {
-            match bind() {
+            match bind.await {
                 Ok(listeners) => {
                     let stop = crate::stdio::termination();
                     server.serve_listeners(listeners, stop).await

@@ -81,6 +81,22 @@ pub struct ServeArgs {
     /// The most connections served at once over all listeners (default 256).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: Option<u64>,
+    /// The WebSocket token's file, readable by its owner only (default: $WSP_TOKEN, else one
+    /// is made in <state-dir>/server.token).
+    #[arg(long, value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
+    /// An `Origin` WebSocket upgrades may come from; repeatable.
+    #[arg(long, value_name = "ORIGIN")]
+    pub allow_origin: Vec<String>,
+    /// A host WebSocket upgrades may name besides loopback and the listen host; repeatable.
+    #[arg(long, value_name = "HOST")]
+    pub allow_host: Vec<String>,
+    /// The wss:// certificate chain, PEM.
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The wss:// private key, PEM.
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 impl ServeArgs {
@@ -127,6 +143,10 @@ impl ServeArgs {
         if let Some(n) = self.max_connections {
             config.listen.max_connections = usize::try_from(n).unwrap_or(usize::MAX);
         }
+        config.listen.token_file = self.token_file;
+        config.listen.allowed_origins = self.allow_origin;
+        config.listen.allowed_hosts = self.allow_host;
+        config.listen.tls = self.tls_cert.zip(self.tls_key);
         config.install_source = wsp_install::InstallSource {
             find_links: self.find_links,
             index_url: self.index_url,

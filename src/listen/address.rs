@@ -85,6 +85,16 @@ pub struct ListenConfig {
     pub allowed_uids: Vec<u32>,
     /// The most connections served at once, over all listeners (`--max-connections`).
     pub max_connections: usize,
+    /// Where the WebSocket token is read from (`--token-file`); else `WSP_TOKEN`, else one is
+    /// made and written to `<state-dir>/server.token`.
+    pub token_file: Option<PathBuf>,
+    /// `Origin`s a WebSocket upgrade may come from (`--allow-origin`).
+    pub allowed_origins: Vec<String>,
+    /// Hosts a WebSocket upgrade may name besides loopback and the listen host
+    /// (`--allow-host`).
+    pub allowed_hosts: Vec<String>,
+    /// The `wss://` certificate chain and private key, PEM (`--tls-cert`, `--tls-key`).
+    pub tls: Option<(PathBuf, PathBuf)>,
 }
 
 impl Default for ListenConfig {
@@ -93,6 +103,10 @@ impl Default for ListenConfig {
             addresses: Vec::new(),
             allowed_uids: Vec::new(),
             max_connections: 256,
+            token_file: None,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            tls: None,
         }
     }
 }

@@ -23,10 +23,14 @@
 mod connection;
 mod handshake;
 mod listener;
+#[cfg(feature = "websocket-tls")]
+mod tls;
 
 pub use connection::{PeerAddress, WebSocketConnection};
 pub use handshake::Token;
 pub use listener::WebSocketListener;
+#[cfg(feature = "websocket-tls")]
+pub use tls::tls_from_pem;
 
 use std::time::Duration;
 

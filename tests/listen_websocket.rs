@@ -1,0 +1,161 @@
+//! `wsp serve --listen ws://127.0.0.1:0` over the real binary: the token it makes (0600, never
+//! printed), a client with it gets a session with `environment/changed`, one without gets 401,
+//! and a token file others may read is refused.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::process::Stdio;
+
+use futures::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::process::{Child, Command};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_tungstenite::WebSocketStream;
+
+const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Starts `wsp serve --listen ws://127.0.0.1:0 ARGS`; its port once it listens, or its log.
+async fn start(state_dir: &Path, extra: &[&str]) -> Result<(Child, u16, String), String> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wsp"))
+        .arg("serve")
+        .arg("--state-dir")
+        .arg(state_dir)
+        .args(["--listen", "ws://127.0.0.1:0"])
+        .args(extra)
+        .env_remove("WSP_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("wsp serve starts");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let mut log = String::new();
+    loop {
+        let line = tokio::time::timeout(PATIENCE, lines.next_line())
+            .await
+            .expect("a line in time")
+            .expect("stderr");
+        let Some(line) = line else { return Err(log) };
+        log.push_str(&format!("{line}\n"));
+        if let Some(port) = line.strip_prefix("listening on ws://127.0.0.1:") {
+            let port = port.parse().expect("a port");
+            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            return Ok((child, port, log));
+        }
+    }
+}
+
+async fn connect(port: u16, token: Option<&str>) -> Result<WebSocketStream<TcpStream>, WsError> {
+    let mut request = format!("ws://127.0.0.1:{port}/")
+        .into_client_request()
+        .expect("request");
+    if let Some(token) = token {
+        let value = format!("Bearer {token}").parse().expect("header");
+        request.headers_mut().insert("authorization", value);
+    }
+    let stream = TcpStream::connect(("127.0.0.1", port)).await.expect("tcp");
+    tokio_tungstenite::client_async(request, stream)
+        .await
+        .map(|(socket, _)| socket)
+}
+
+async fn next(socket: &mut WebSocketStream<TcpStream>) -> Value {
+    loop {
+        let message = tokio::time::timeout(PATIENCE, socket.next())
+            .await
+            .expect("a message in time")
+            .expect("open")
+            .expect("readable");
+        if let Message::Text(text) = message {
+            return serde_json::from_str(&text).expect("JSON");
+        }
+    }
+}
+
+async fn send(socket: &mut WebSocketStream<TcpStream>, message: Value) {
+    socket
+        .send(Message::text(message.to_string()))
+        .await
+        .expect("send");
+}
+
+#[tokio::test]
+async fn a_websocket_client_with_the_made_token_gets_a_session_and_changes() {
+    let dir = tempfile::tempdir().expect("dir");
+    let state = dir.path().join("state");
+    let (mut child, port, log) = start(&state, &[]).await.expect("listens");
+    let token_file = state.join("server.token");
+    let token = std::fs::read_to_string(&token_file).expect("the token file");
+    let token = token.trim();
+    assert_eq!(token.len(), 64, "32 bytes, hex");
+    assert!(!log.contains(token), "the token is never logged: {log}");
+    let mode = std::fs::metadata(&token_file).expect("metadata").mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+
+    match connect(port, None).await {
+        Err(WsError::Http(response)) => assert_eq!(response.status().as_u16(), 401),
+        other => panic!("expected 401, got {:?}", other.map(|_| ())),
+    }
+
+    let mut socket = connect(port, Some(token)).await.expect("connects");
+    let params = json!({"client_name": "ws", "client_protocol_version": "0.1.0"});
+    send(
+        &mut socket,
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}),
+    )
+    .await;
+    let answer = next(&mut socket).await;
+    assert_eq!(
+        answer["result"]["transport"],
+        json!("websocket"),
+        "{answer}"
+    );
+    let create = json!({"name": "over-ws", "python_version": "3.12"});
+    send(
+        &mut socket,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "environment/create", "params": create}),
+    )
+    .await;
+    let mut created = None;
+    let mut changed = None;
+    while created.is_none() || changed.is_none() {
+        let message = next(&mut socket).await;
+        if message["id"] == json!(1) {
+            created = Some(message);
+        } else if message["method"] == json!("environment/changed") {
+            changed = Some(message);
+        }
+    }
+    let (created, changed) = (created.unwrap_or_default(), changed.unwrap_or_default());
+    assert_eq!(
+        changed["params"]["id"], created["result"]["id"],
+        "{changed}"
+    );
+    let pid = child.id().expect("runs") as i32;
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid).expect("pid"),
+        rustix::process::Signal::TERM,
+    )
+    .expect("SIGTERM");
+    let status = tokio::time::timeout(PATIENCE, child.wait())
+        .await
+        .expect("exits")
+        .expect("wait");
+    assert_eq!(status.code(), Some(0));
+}
+
+#[tokio::test]
+async fn a_token_file_others_may_read_is_refused() {
+    let dir = tempfile::tempdir().expect("dir");
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, "s3cret-s3cret\n").expect("write");
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let token_file = token_file.display().to_string();
+    let started = start(&dir.path().join("state"), &["--token-file", &token_file]).await;
+    let log = started.map(|_| ()).expect_err("refused");
+    assert!(log.contains("group or others"), "{log}");
+}
