@@ -2,11 +2,9 @@
 //! arbitrary input never panics or hangs the decoder, encode → decode is the identity, and one
 //! corrupted frame costs at most itself and the frame after it.
 
-#[path = "codec_common/corruption.rs"]
-mod corruption;
 
 use bytes::{Bytes, BytesMut};
-use corruption::{corruption, good_frames};
+use super::corruption::{corruption, good_frames};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::Index;

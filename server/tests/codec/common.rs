@@ -1,5 +1,4 @@
 //! What the codec tests share: frame builders and decoding helpers that check split invariance.
-#![allow(dead_code)]
 
 use bytes::BytesMut;
 use tokio_util::codec::Decoder;

@@ -1,10 +1,9 @@
 //! The codec's limits: header blocks past 8 KiB and payloads past the maximum frame size are
 //! dropped as they arrive, never buffered, and memory follows the bytes that really arrive.
 
-mod codec_common;
 
 use bytes::BytesMut;
-use codec_common::{assert_recovers, decode, decode_chunked, frame, invalid, payload, GOOD};
+use super::common::{assert_recovers, decode, decode_chunked, frame, invalid, payload, GOOD};
 use tokio_util::codec::Decoder;
 use wsp_server::codec::{DecodeErrorReason, Frame, FrameCodec, MAX_HEADER_BYTES};
 
