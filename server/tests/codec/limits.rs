@@ -1,9 +1,8 @@
 //! The codec's limits: header blocks past 8 KiB and payloads past the maximum frame size are
 //! dropped as they arrive, never buffered, and memory follows the bytes that really arrive.
 
-
-use bytes::BytesMut;
 use super::common::{assert_recovers, decode, decode_chunked, frame, invalid, payload, GOOD};
+use bytes::BytesMut;
 use tokio_util::codec::Decoder;
 use wsp_server::codec::{DecodeErrorReason, Frame, FrameCodec, MAX_HEADER_BYTES};
 

@@ -2,9 +2,8 @@
 //! arbitrary input never panics or hangs the decoder, encode → decode is the identity, and one
 //! corrupted frame costs at most itself and the frame after it.
 
-
-use bytes::{Bytes, BytesMut};
 use super::corruption::{corruption, good_frames};
+use bytes::{Bytes, BytesMut};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::Index;

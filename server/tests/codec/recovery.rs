@@ -1,7 +1,6 @@
 //! One test per recovery rule of the Content-Length codec: each bad input yields the right
 //! `Frame::Invalid` items, and decoding resumes at the next plausible frame boundary.
 
-
 use super::common::{
     assert_costs_at_most_the_next_frame, assert_recovers, decode, frame, invalid, payload, request,
     GOOD,
