@@ -381,3 +381,53 @@ async fn the_cli_talks_to_a_running_server_with_connect() {
     assert!(err.contains("--connect"), "{err}");
     server.terminate().await;
 }
+
+/// What a client running as uid 65534 sees on the socket: `closed` when the server closes the
+/// connection at once, else the first bytes of its answer to `initialize`.
+fn as_nobody(socket: &Path) -> String {
+    let script = r#"
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+body = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"client_name":"n","client_protocol_version":"0.1.0"}}'
+try:
+    s.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    data = s.recv(64)
+except OSError:
+    data = b""
+print("closed" if not data else data.decode(errors="replace"))
+"#;
+    let output = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .args(["/usr/bin/python3", "-c", script])
+        .arg(socket)
+        .output()
+        .expect("setpriv runs");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+#[tokio::test]
+async fn a_peer_of_another_user_is_closed_unless_allowed() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: needs root to connect as another user");
+        return;
+    }
+    for (extra, expected) in [
+        (&[][..], "closed"),
+        (&["--allow-uid", "65534"][..], "Content-Length"),
+    ] {
+        let server = Listening::start(extra).await;
+        // Let uid 65534 reach the socket, so that only the server's own check stands.
+        let dir = server.socket.parent().expect("the socket's directory");
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711)).expect("chmod");
+        std::fs::set_permissions(&server.socket, std::fs::Permissions::from_mode(0o666))
+            .expect("chmod");
+        let socket = server.socket.clone();
+        let seen = tokio::task::spawn_blocking(move || as_nobody(&socket))
+            .await
+            .expect("the client ends");
+        assert!(seen.starts_with(expected), "{extra:?}: {seen}");
+        server.terminate().await;
+    }
+}
