@@ -82,7 +82,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: Option<u64>,
     /// The WebSocket token's file, readable by its owner only (default: $WSP_TOKEN, else one
-    /// is made in <state-dir>/server.token).
+    /// is made in `STATE_DIR/server.token`).
     #[arg(long, value_name = "PATH")]
     pub token_file: Option<PathBuf>,
     /// An `Origin` WebSocket upgrades may come from; repeatable.
