@@ -5,6 +5,7 @@
 //! `cargo bench --bench execute`
 
 use std::time::Duration;
+use wsp_testing::ClientExt;
 
 #[allow(dead_code)]
 mod support;

@@ -19,6 +19,7 @@
 //! ```
 
 use std::path::Path;
+use wsp_testing::ClientExt;
 
 use serde_json::json;
 use tower::limit::ConcurrencyLimitLayer;

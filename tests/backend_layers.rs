@@ -2,6 +2,7 @@
 //! still passes the conformance kit.
 
 use std::time::Duration;
+use wsp_testing::ClientExt;
 
 use serde_json::json;
 use tower::limit::{ConcurrencyLimitLayer, RateLimitLayer};

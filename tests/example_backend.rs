@@ -7,6 +7,7 @@ mod pip_backend;
 
 use serde_json::json;
 use wsp_conformance::{check_backend, Fixture};
+use wsp_testing::ClientExt;
 use wsp_testing::Distribution;
 
 /// `pip install` arguments for `wsp-example-dep`, from a wheel in `dir`.

@@ -2,6 +2,7 @@
 //! halfway (the in-process counterpart of a crash) leaving nothing behind.
 
 use std::time::Duration;
+use wsp_testing::ClientExt;
 
 use serde_json::json;
 

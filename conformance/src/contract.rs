@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::time::Duration;
+use wsp_testing::ClientExt;
 
 use serde_json::{json, Value};
 use wsp_environments::store::is_environment_id;
@@ -10,7 +11,7 @@ use wsp_install::packages::normalize_name;
 
 use super::altered::Alteration;
 use super::{CheckFn, Fixture};
-use wsp_server::client::code;
+use wsp_testing::code;
 
 macro_rules! check {
     ($name:ident) => {

@@ -2,12 +2,13 @@
 //! spawn failures, the stack variables and output decoding.
 
 use std::path::PathBuf;
+use wsp_testing::ClientExt;
 
 use serde_json::{json, Value};
 
 use super::contract::{check, create};
 use super::{CheckFn, Client, Fixture};
-use wsp_server::client::code;
+use wsp_testing::code;
 
 pub(super) fn checks() -> Vec<(&'static str, CheckFn)> {
     vec![

@@ -4,11 +4,13 @@
 
 use serde_json::{json, Map, Value};
 use wsp_install::packages::normalize_name;
+use wsp_testing::ClientExt;
 use wsp_testing::Distribution;
 
 use super::contract::{check, create};
 use super::{CheckFn, Fixture, KitPackages, KIT_PACKAGES};
-use wsp_server::client::{code, Client};
+use wsp_server::client::Client;
+use wsp_testing::code;
 
 pub(super) fn checks() -> Vec<(&'static str, CheckFn)> {
     vec![

@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use wsp_testing::ClientExt;
 
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, Semaphore};
@@ -17,7 +18,8 @@ use super::altered::Alteration;
 use super::contract::{check, create};
 use super::install::{install_params, source, version_of};
 use super::{CheckFn, Fixture};
-use wsp_server::client::{code, Client};
+use wsp_server::client::Client;
+use wsp_testing::code;
 
 pub(super) fn checks() -> Vec<(&'static str, CheckFn)> {
     vec![

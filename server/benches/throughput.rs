@@ -39,11 +39,12 @@ fn throughput(c: &mut Criterion) {
             rt.block_on(async {
                 let mut ids = Vec::with_capacity(REQUESTS);
                 for _ in 0..REQUESTS {
-                    ids.push(client.send("ping", Value::Null).await);
+                    let id = client.send_request("ping", None).await;
+                    ids.push(id.expect("sent"));
                 }
                 for id in ids {
-                    let response = client.response(id).await;
-                    assert_eq!(response["result"], "pong");
+                    let response = client.response_to(id, |_| {}).await;
+                    assert_eq!(response.expect("answered")["result"], "pong");
                 }
             })
         })
@@ -52,7 +53,8 @@ fn throughput(c: &mut Criterion) {
         b.iter(|| {
             rt.block_on(async {
                 for _ in 0..REQUESTS {
-                    assert_eq!(client.ok("ping", Value::Null).await, "pong");
+                    let response = client.request("ping", None).await.expect("answered");
+                    assert_eq!(response.outcome.ok(), Some(Value::from("pong")));
                 }
             })
         })

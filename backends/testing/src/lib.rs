@@ -1,11 +1,14 @@
 //! Test fixtures for WSP's own tests, built on the fly with no network: Python distributions
 //! (wheels, sdists and a simple index over them) and, with the `conda` feature, local conda
-//! channels (the `conda` module). A dev-dependency only: nothing here ships in a production crate.
+//! channels (the `conda` module), and the panicking forms of the framework's client
+//! ([`ClientExt`]). A dev-dependency only: nothing here ships in a production crate.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod client;
 #[cfg(feature = "conda")]
 pub mod conda;
 mod distributions;
 
+pub use client::{code, ClientExt};
 pub use distributions::*;

@@ -14,10 +14,8 @@
 //! way: it closes the server's input (the EOF drain), skips what the server still writes and waits
 //! for it to end, stopping it [`EXIT_GRACE`] later if it has not. No `shutdown`/`exit` is sent.
 //!
-//! Tests and the conformance kit use the shorter forms in [`expect`], which panic on failure.
 
 mod error;
-pub mod expect;
 mod in_process;
 mod process;
 
@@ -38,7 +36,6 @@ use wsp_protocol::Response;
 use crate::codec::{Frame, FrameCodec};
 
 pub use error::ClientError;
-pub use expect::code;
 pub use in_process::ServerTask;
 pub use process::{describe_status, ProcessClient, ServerProcess};
 
@@ -260,6 +257,22 @@ where
                 Incoming::Ignored => {}
             }
         }
+    }
+
+    /// [`Client::response_to`], keeping the notifications that come meanwhile for
+    /// [`Client::take_notifications`].
+    pub async fn response_keeping(&mut self, id: i64) -> Result<Value, ClientError> {
+        let mut notifications = std::mem::take(&mut self.notifications);
+        let response = self
+            .response_to(id, |n| notifications.push(n.into_value()))
+            .await;
+        self.notifications = notifications;
+        response
+    }
+
+    /// The notifications kept by [`Client::response_keeping`], in order, since the last call.
+    pub fn take_notifications(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.notifications)
     }
 
     /// The next message the server sends, whatever it is.

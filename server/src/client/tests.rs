@@ -76,7 +76,7 @@ async fn responses_are_kept_for_whoever_asks_and_asked_once() {
         client.response_to(first, |_| {}).await,
         Err(ClientError::NotPending(id)) if id == first
     ));
-    assert_eq!(client.close().await, 0);
+    assert_eq!(client.finish().await.expect("the server ends"), 0);
 }
 
 #[tokio::test]
@@ -86,14 +86,13 @@ async fn any_transport_serves_with_no_peer_to_wait_for() {
     let serving = tokio::spawn(notifying_server().serve(server_read, server_write));
     let (read, write) = tokio::io::split(client_side);
     let mut client = Client::new(read, write, ());
-    client
-        .ok(
-            "initialize",
-            json!({"client_name": "t", "client_protocol_version": "0.1.0"}),
-        )
-        .await;
-    let answer = client.ok("test/notify", json!(null)).await;
-    assert_eq!(answer, "done");
+    client.initialize("t").await.expect("initialized");
+    let id = client
+        .send_request("test/notify", None)
+        .await
+        .expect("sent");
+    let answer = client.response_keeping(id).await.expect("answered");
+    assert_eq!(answer["result"], "done");
     assert_eq!(client.take_notifications().len(), 1);
     client.finish().await.expect("nothing to wait for");
     assert_eq!(serving.await.expect("the server task"), 0);
