@@ -21,13 +21,13 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rustix::fs::{flock, FlockOperation};
 use wsp_exec::file_events::FileEvents;
 use wsp_protocol::methods;
 use wsp_protocol::results::{ChangedParams, EnvironmentChange};
 use wsp_server::Broadcast;
 
 use crate::store::is_environment_id;
+use crate::store::lock::{LockMode, PathLock};
 
 /// The journal's file name in the state directory.
 pub const JOURNAL_FILE: &str = "changes.jsonl";
@@ -74,8 +74,7 @@ impl Journal {
     fn append(&self, change: &ChangedParams) -> io::Result<()> {
         let mut line = serde_json::to_vec(change).map_err(io::Error::other)?;
         line.push(b'\n');
-        let lock = self.open_lock()?;
-        flock(&lock, FlockOperation::LockShared)?;
+        let shared = PathLock::acquire(&self.lock, LockMode::Shared)?;
         let mut journal = OpenOptions::new()
             .append(true)
             .create(true)
@@ -85,24 +84,15 @@ impl Journal {
         journal.write_all(&line)?;
         let size = journal.metadata()?.len();
         drop(journal);
+        drop(shared);
         if size > JOURNAL_ROTATE_BYTES {
-            flock(&lock, FlockOperation::LockExclusive)?;
+            let _exclusive = PathLock::acquire(&self.lock, LockMode::Exclusive)?;
             match std::fs::metadata(&self.path) {
                 Ok(now) if now.len() > JOURNAL_ROTATE_BYTES => std::fs::remove_file(&self.path)?,
                 _ => {}
             }
         }
         Ok(())
-    }
-
-    fn open_lock(&self) -> io::Result<File> {
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .mode(0o600)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(&self.lock)
     }
 
     /// Follows the journal from its end, broadcasting every change read as

@@ -157,23 +157,24 @@ impl Environments {
     }
 
     /// The extensions beyond WSP 0.1.0 that [`Environments::bind`] serves, for `initialize`'s
-    /// `features`: `progress` only with a notifier to send it through, `execute.sandbox` only
-    /// where this kernel can enforce the sandbox.
-    pub fn features(with_notifier: bool) -> Vec<String> {
+    /// `features`: `execute.sandbox` only where this kernel can enforce the sandbox, and
+    /// `environment.changed` only where changes are broadcast.
+    fn features(&self) -> Vec<&'static str> {
         let mut features = vec![
             methods::INSTALL,
             "execute.stream",
             "execute.stdin",
             "execute.timeout",
             "execute.limits",
+            "progress",
         ];
-        if with_notifier {
-            features.push("progress");
-        }
         if wsp_exec::sandbox_availability().is_ok() {
             features.push("execute.sandbox");
         }
-        features.into_iter().map(str::to_owned).collect()
+        if self.inner.changes.is_some() {
+            features.push("environment.changed");
+        }
+        features
     }
 
     /// Binds `environment/list`, `create`, `get`, `delete`, `execute`, `install` and
@@ -272,10 +273,7 @@ impl MethodGroup for Environments {
         facts
             .set("process_limit", wsp_exec::process_limit().as_str())
             .set("backend", &self.inner.backend_name)
-            .add_features(Environments::features(true));
-        if self.inner.changes.is_some() {
-            facts.add_features(["environment.changed"]);
-        }
+            .add_features(self.features());
     }
 
     fn start(&self) {

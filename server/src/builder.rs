@@ -280,8 +280,7 @@ impl Server {
 
     /// Serves one connection of any transport until its session ends (see [`Server::serve`]).
     pub async fn serve_connection<C: Connection>(self, connection: C) -> ExitStatus {
-        let mut facts = Extensions::new();
-        connection.describe(&mut facts);
+        let facts = transport::facts_of(&connection);
         let (input, output) = connection.open(self.state().max_frame_bytes);
         self.serve_transport_with(input, output, facts).await
     }
@@ -307,8 +306,7 @@ impl Server {
     /// does: the drain runs, and the exit status is 0.
     pub async fn serve_stdio(self) -> ExitStatus {
         let connection = transport::stdio::stdio();
-        let mut facts = Extensions::new();
-        connection.describe(&mut facts);
+        let facts = transport::facts_of(&connection);
         let (input, output) = connection.open(self.state().max_frame_bytes);
         let input = crate::stdio::UntilTerminated::new(input);
         self.serve_transport_with(input, output, facts).await

@@ -32,7 +32,7 @@ mod error;
 mod in_flight;
 mod index;
 mod layout;
-mod lock;
+pub(crate) mod lock;
 mod record;
 mod removal;
 mod reservation;

@@ -48,8 +48,7 @@ pub struct BoxConnection {
 impl BoxConnection {
     /// Boxes `connection`, asking it to describe itself now.
     pub fn new<C: Connection>(connection: C) -> Self {
-        let mut facts = Extensions::new();
-        connection.describe(&mut facts);
+        let facts = super::facts_of(&connection);
         BoxConnection {
             facts,
             open: Box::new(move |max_frame_bytes| {

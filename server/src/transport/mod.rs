@@ -55,6 +55,13 @@ pub trait Connection: Send + 'static {
     }
 }
 
+/// What `connection` says about its peer (see [`Connection::describe`]).
+pub(crate) fn facts_of(connection: &impl Connection) -> Extensions {
+    let mut facts = Extensions::new();
+    connection.describe(&mut facts);
+    facts
+}
+
 /// Yields connections, any number of them.
 pub trait Listener: Send + 'static {
     /// What it yields.

@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::PollSender;
 use wsp_middleware::Extensions;
@@ -174,8 +174,8 @@ impl Writer {
                 Some(frame) = self.closing.recv() => break frame,
                 payload = self.to_send.recv() => match payload {
                     Some(payload) => {
-                        let Ok(text) = String::from_utf8(payload.to_vec()) else { continue };
-                        if self.sink.send(Message::text(text)).await.is_err() {
+                        let Ok(text) = Utf8Bytes::try_from(payload) else { continue };
+                        if self.sink.send(Message::Text(text)).await.is_err() {
                             return;
                         }
                     }

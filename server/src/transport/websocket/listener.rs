@@ -3,11 +3,8 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig as ProtocolConfig;
@@ -134,64 +131,26 @@ async fn upgrade(
 }
 
 /// A TCP stream, or TLS over one.
-pub enum MaybeTls {
-    /// `ws://`.
-    Plain(TcpStream),
-    /// `wss://`.
-    #[cfg(feature = "websocket-tls")]
-    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
-}
+#[cfg(feature = "websocket-tls")]
+pub type MaybeTls =
+    tokio_util::either::Either<TcpStream, tokio_rustls::server::TlsStream<TcpStream>>;
+/// A TCP stream (TLS needs the `websocket-tls` feature).
+#[cfg(not(feature = "websocket-tls"))]
+pub type MaybeTls = TcpStream;
 
+#[cfg(feature = "websocket-tls")]
 async fn secure(stream: TcpStream, config: &WebSocketConfig) -> io::Result<MaybeTls> {
-    #[cfg(feature = "websocket-tls")]
-    if let Some(tls) = &config.tls {
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::clone(tls));
-        return Ok(MaybeTls::Tls(Box::new(acceptor.accept(stream).await?)));
-    }
-    let _ = config;
-    Ok(MaybeTls::Plain(stream))
-}
-
-impl AsyncRead for MaybeTls {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            MaybeTls::Plain(stream) => Pin::new(stream).poll_read(cx, buf),
-            #[cfg(feature = "websocket-tls")]
-            MaybeTls::Tls(stream) => Pin::new(stream.as_mut()).poll_read(cx, buf),
+    use tokio_util::either::Either;
+    match &config.tls {
+        Some(tls) => {
+            let acceptor = tokio_rustls::TlsAcceptor::from(Arc::clone(tls));
+            Ok(Either::Right(acceptor.accept(stream).await?))
         }
+        None => Ok(Either::Left(stream)),
     }
 }
 
-impl AsyncWrite for MaybeTls {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            MaybeTls::Plain(stream) => Pin::new(stream).poll_write(cx, buf),
-            #[cfg(feature = "websocket-tls")]
-            MaybeTls::Tls(stream) => Pin::new(stream.as_mut()).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            MaybeTls::Plain(stream) => Pin::new(stream).poll_flush(cx),
-            #[cfg(feature = "websocket-tls")]
-            MaybeTls::Tls(stream) => Pin::new(stream.as_mut()).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            MaybeTls::Plain(stream) => Pin::new(stream).poll_shutdown(cx),
-            #[cfg(feature = "websocket-tls")]
-            MaybeTls::Tls(stream) => Pin::new(stream.as_mut()).poll_shutdown(cx),
-        }
-    }
+#[cfg(not(feature = "websocket-tls"))]
+async fn secure(stream: TcpStream, _config: &WebSocketConfig) -> io::Result<MaybeTls> {
+    Ok(stream)
 }
