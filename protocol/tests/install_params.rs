@@ -1,6 +1,9 @@
 //! `environment/install`, `environment/uninstall` and create's package fields: every violation
 //! listed, and the recorded schema agreeing with the reader.
 
+mod agreement;
+
+use agreement::agree;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use wsp_protocol::packages::{MAX_LOCATION_LENGTH, MAX_PACKAGES, MAX_PACKAGE_LENGTH};
@@ -193,21 +196,6 @@ fn params(fields: &'static [&'static str]) -> impl Strategy<Value = Value> {
     ];
     prop::collection::vec((field, value), 0..8)
         .prop_map(|members| Value::Object(members.into_iter().collect()))
-}
-
-fn agree<P: Params>(input: &Value) -> Result<(), TestCaseError> {
-    let schema = P::schema();
-    let validator = jsonschema::validator_for(&schema).expect("the recorded schema compiles");
-    let by_reader = P::from_params(Some(input));
-    prop_assert_eq!(
-        validator.is_valid(input),
-        by_reader.is_ok(),
-        "input {} schema {} reader {:?}",
-        input,
-        schema,
-        by_reader.err()
-    );
-    Ok(())
 }
 
 proptest! {

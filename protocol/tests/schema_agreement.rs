@@ -1,6 +1,9 @@
 //! Each params type's JSON Schema is recorded from its validator; a JSON Schema validator
 //! and `from_params` must agree on every input: valid for one exactly when valid for the other.
 
+mod agreement;
+
+use agreement::agree;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use wsp_protocol::validation::Params;
@@ -70,22 +73,6 @@ fn params(fields: &'static [&'static str]) -> impl Strategy<Value = Value> {
             .prop_map(|members| Value::Object(members.into_iter().collect::<Map<_, _>>())),
         1 => value(),
     ]
-}
-
-fn agree<P: Params>(input: &Value) -> Result<(), TestCaseError> {
-    let schema = P::schema();
-    let validator = jsonschema::validator_for(&schema).expect("the recorded schema compiles");
-    let by_schema = validator.is_valid(input);
-    let by_reader = P::from_params(Some(input));
-    prop_assert_eq!(
-        by_schema,
-        by_reader.is_ok(),
-        "input {} schema {} reader {:?}",
-        input,
-        schema,
-        by_reader.err()
-    );
-    Ok(())
 }
 
 proptest! {
