@@ -41,6 +41,6 @@ async fn every_environment_gets_the_requirements() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pip_example_backend_conforms() {
-    let wheels = tempfile::tempdir().expect("a directory");
-    check_backend(pip_backend::under_test(requirements(wheels.path()))).await;
+    // Without requirements, so no environment pays for pip: the requirements have their own test.
+    check_backend(pip_backend::under_test(Vec::new())).await;
 }

@@ -5,12 +5,10 @@
 //! package that ships files into `conda-meta/`, or would link through a planted symlink, is
 //! refused and changes nothing.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
+use crate::support::{error_code, request, Server};
 use serde_json::{json, Value};
-use support::{error_code, request, Server};
 use wsp_testing::conda::{build_local_channel_with, CondaPackage, PythonBuild};
 
 /// A conda server over a local channel holding Python 3.12.1 and `packages`, with a directory

@@ -7,12 +7,10 @@
 //! while the command waits), in memory (`/dev/shm`) where there is one, since removing
 //! 100,000 directories from a disk takes minutes.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
+use crate::support::Server;
 use serde_json::{json, Value};
-use support::Server;
 
 /// How deep the chains go.
 const DEPTH: usize = 100_000;
@@ -204,7 +202,7 @@ async fn a_deep_sandbox_tmpdir_is_removed_and_the_server_goes_on() {
         go.display()
     );
     server
-        .send(&support::request(
+        .send(&crate::support::request(
             2,
             "environment/execute",
             json!({"id": env["id"], "argv": ["sh", "-c", script], "sandbox": true}),

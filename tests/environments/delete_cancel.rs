@@ -4,14 +4,12 @@
 //! environment is still listed, usable and intact, and A's command still runs. Once A's
 //! execute ends, a new delete in B succeeds.
 
-mod support;
-
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::support::{assert_gone, error_code, is_running, request, start_sleeper, Server};
 use serde_json::{json, Value};
-use support::{assert_gone, error_code, is_running, request, start_sleeper, Server};
 
 /// Waits until some process holds an exclusive flock on `path`, as `/proc/locks` lists it:
 /// the sign that a delete started and is waiting for the environment's users.

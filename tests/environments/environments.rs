@@ -1,12 +1,10 @@
 //! The environment methods through the real `wsp serve` binary: every pyenv Python, several
 //! servers on one state directory, crashes, the env-in-use rule and undeletable leftovers.
 
-mod support;
-
 use std::path::PathBuf;
 
+use crate::support::{error_code, request, Server};
 use serde_json::{json, Value};
-use support::{error_code, request, Server};
 
 fn pyenv_versions() -> Vec<String> {
     let root = std::env::var("PYENV_ROOT")
@@ -77,7 +75,7 @@ async fn twenty_concurrent_creates_with_one_name_have_one_winner() {
     server.initialize().await;
     let mut bytes = Vec::new();
     for id in 1..=20 {
-        bytes.extend(support::frame(
+        bytes.extend(crate::support::frame(
             &request(
                 id,
                 "environment/create",

@@ -4,14 +4,12 @@
 //! The state directory lives on a small tmpfs the test mounts (as root, which CI is);
 //! elsewhere the test skips, except when `CI` is set.
 
-mod support;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::support::{error_code, Server};
 use serde_json::json;
-use support::{error_code, Server};
 
 /// A tmpfs mounted on a fresh temporary directory, unmounted when dropped.
 struct SmallFs {

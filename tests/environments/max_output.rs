@@ -1,10 +1,8 @@
 //! `wsp serve --max-output-bytes N` sets the default per-stream cap of `environment/execute`;
 //! a request's own `max_output_bytes` still wins.
 
-mod support;
-
+use crate::support::Server;
 use serde_json::json;
-use support::Server;
 
 #[tokio::test]
 async fn the_server_default_caps_each_stream_and_a_request_overrides_it() {

@@ -8,12 +8,10 @@
 //! Each mode is forced with `WSP_TEST_CONTAINMENT`; the tests need root (as CI has), where all
 //! three modes work.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
+use crate::support::{assert_gone, is_running, Server};
 use serde_json::{json, Value};
-use support::{assert_gone, is_running, Server};
 
 const MODE_VAR: &str = "WSP_TEST_CONTAINMENT";
 
@@ -70,7 +68,7 @@ async fn start_sleeper(server: &mut Server, env: &Value, scratch: &Path) -> i32 
         fifo.display()
     );
     server
-        .send(&support::request(
+        .send(&crate::support::request(
             2,
             "environment/execute",
             json!({"id": env["id"], "argv": ["sh", "-c", script]}),
@@ -179,7 +177,7 @@ async fn escape_into(target: &str, cancel: bool) -> (Value, Option<i32>) {
         fifo.display()
     );
     server
-        .send(&support::request(
+        .send(&crate::support::request(
             2,
             "environment/execute",
             json!({"id": env["id"], "argv": ["sh", "-c", script]}),

@@ -2,11 +2,9 @@
 //! bytes there (`\u0000`), a newline two. So the answer to a command that prints 16 MiB of NULs
 //! on each stream is about 32 MiB, not 192 MiB, and the server's peak memory stays small.
 
-mod support;
-
+use crate::support::{request, Server, PATIENCE};
 use futures::StreamExt;
 use serde_json::{json, Value};
-use support::{request, Server, PATIENCE};
 use wsp_server::codec::Frame;
 
 const MIB: usize = 1 << 20;
@@ -26,23 +24,6 @@ async fn create(server: &mut Server) -> Value {
 /// The size of `text` inside a JSON string, quotes not counted.
 fn encoded_len(text: &Value) -> usize {
     serde_json::to_string(text).expect("serializable").len() - 2
-}
-
-/// The server's peak resident memory so far, in MiB.
-fn peak_rss_mib(server: &Server) -> f64 {
-    let pid = server.child.id().expect("the server runs");
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("its status");
-    let line = status
-        .lines()
-        .find(|line| line.starts_with("VmHWM:"))
-        .expect("a VmHWM line");
-    let kib: f64 = line["VmHWM:".len()..]
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .expect("a number of kB");
-    kib / 1024.0
 }
 
 #[tokio::test]
@@ -127,7 +108,7 @@ async fn four_commands_printing_16_mib_of_nuls_on_each_stream_keep_the_server_sm
     }
     answered.sort();
     assert_eq!(answered, [10, 11, 12, 13]);
-    let peak = peak_rss_mib(&server);
+    let peak = server.peak_rss_mib();
     println!("server peak RSS: {peak:.1} MiB");
     // One answer as the limit counted it before was 192 MiB, and the server held it twice.
     assert!(peak < 256.0, "the server's peak RSS was {peak:.1} MiB");

@@ -2,12 +2,10 @@
 //! `pids.max` of a cgroup of the command's own), in every containment mode, and a server that
 //! has no way to enforce it says so in `initialize` and refuses it.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
+use crate::support::{error_code, Server};
 use serde_json::{json, Value};
-use support::{error_code, Server};
 
 const MODE_VAR: &str = "WSP_TEST_CONTAINMENT";
 

@@ -3,12 +3,10 @@
 //! pyenv interpreter (uv is pointed at it through its download-metadata override), then used.
 //! Without the flag, the answer stays `-31003`.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
+use crate::support::{error_code, Server};
 use serde_json::json;
-use support::{error_code, Server};
 
 /// The version packaged: one that neither `PATH` (with pyenv hidden) nor anything else offers.
 const VERSION: &str = "3.10.13";

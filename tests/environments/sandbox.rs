@@ -3,13 +3,11 @@
 //! environment or the network, `wsp serve --sandbox` makes it the default (an explicit
 //! `false` still wins), and where it is unavailable the answer is `-31004` and nothing runs.
 
-mod support;
-
 use std::net::TcpListener;
 use std::path::Path;
 
+use crate::support::{error_code, Server};
 use serde_json::{json, Value};
-use support::{error_code, Server};
 
 async fn create(server: &mut Server, id: i64, name: &str) -> Value {
     let response = server

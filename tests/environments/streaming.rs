@@ -2,10 +2,8 @@
 //! notifications arrive as the command prints, in order, all before the answer, which still
 //! carries the output.
 
-mod support;
-
+use crate::support::{request, Server};
 use serde_json::{json, Value};
-use support::{request, Server};
 
 #[tokio::test]
 async fn output_is_streamed_in_order_before_the_answer() {

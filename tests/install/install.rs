@@ -2,15 +2,12 @@
 //! the environment's own pip, from distributions the tests build: local `find_links`, a simple
 //! index on loopback, failures that change nothing, upgrades, and the server's defaults.
 
-mod install_support;
-mod support;
-
-use install_support::{
+use crate::install_support::{
     call_collecting, create, installed, ok, python, venv_server, version_of, wheels, IndexServer,
     With,
 };
+use crate::support::error_code;
 use serde_json::json;
-use support::error_code;
 use wsp_testing::Distribution;
 
 #[tokio::test]

@@ -2,12 +2,9 @@
 //! is committed; when the install fails, `-31004 install-failed`, nothing left behind and the
 //! index unchanged.
 
-mod install_support;
-mod support;
-
-use install_support::{call_collecting, ok, python, venv_server, version_of, wheels, With};
+use crate::install_support::{call_collecting, ok, python, venv_server, version_of, wheels, With};
+use crate::support::error_code;
 use serde_json::json;
-use support::error_code;
 
 #[tokio::test]
 async fn packages_are_installed_before_the_environment_is_committed() {

@@ -5,15 +5,12 @@
 //! begin and end times around a one-second sleep, the workload), so overlapping installs would
 //! show as overlapping intervals. The delete test's build blocks on a FIFO instead.
 
-mod install_support;
-mod support;
-
 use std::path::Path;
 use std::time::Duration;
 
-use install_support::{call_collecting, create, mkfifo, ok, version_of, With};
+use crate::install_support::{call_collecting, create, mkfifo, ok, version_of, With};
+use crate::support::{request, Server};
 use serde_json::{json, Value};
-use support::{request, Server};
 use wsp_testing::Distribution;
 
 /// A build hook that appends `<label> begin <time>` and `<label> end <time>` to `log` around a
@@ -65,7 +62,7 @@ fn cache_env(dir: &Path) -> Vec<(&'static str, String)> {
 fn start(state: &Path, cache: &Path, with: With) -> Server {
     let mut env = cache_env(cache);
     if with == With::Pip {
-        env.push(("PATH", install_support::path_without_uv()));
+        env.push(("PATH", crate::install_support::path_without_uv()));
     }
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     Server::start_with_env(state, &[], &env)
@@ -196,7 +193,7 @@ async fn a_delete_waits_for_an_install() {
         assert_eq!(deleted["result"]["id"], env);
         let (_, after) =
             call_collecting(&mut server, 4, "environment/get", json!({"id": env})).await;
-        assert_eq!(support::error_code(&after), -31001);
+        assert_eq!(crate::support::error_code(&after), -31001);
         server.finish().await;
     }
 }

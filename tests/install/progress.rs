@@ -1,10 +1,7 @@
 //! `$/progress` over the real binary: a create or an install that carries `work_done_token`
 //! gets `begin`, the installer's own steps as `report`s, then `end`, all before its answer.
 
-mod install_support;
-mod support;
-
-use install_support::{call_collecting, create, venv_server, wheels, With};
+use crate::install_support::{call_collecting, create, venv_server, wheels, With};
 use serde_json::{json, Value};
 
 /// The values of the `$/progress` notifications for `token`, checked to be the only
@@ -133,7 +130,7 @@ async fn steps_arrive_while_the_installer_runs() {
     for with in With::BOTH {
         let temp = tempfile::tempdir().unwrap();
         let release = temp.path().join("release");
-        install_support::mkfifo(&release);
+        crate::install_support::mkfifo(&release);
         // The build waits for the test, which releases it only after a step came: that step
         // was sent while the installer ran, not collected at its end.
         let hook = format!("open({:?}).read()\n", release.display().to_string());
@@ -142,18 +139,18 @@ async fn steps_arrive_while_the_installer_runs() {
             .unwrap();
         let cache = temp.path().join("cache").display().to_string();
         let mut env_vars = vec![("XDG_CACHE_HOME", cache.as_str())];
-        let path = install_support::path_without_uv();
+        let path = crate::install_support::path_without_uv();
         if with == With::Pip {
             env_vars.push(("PATH", path.as_str()));
         }
         let mut server =
-            support::Server::start_with_env(&temp.path().join("state"), &[], &env_vars);
+            crate::support::Server::start_with_env(&temp.path().join("state"), &[], &env_vars);
         server.initialize().await;
         let env = create(&mut server, 1, "live").await["id"].clone();
         let params = json!({"id": env, "packages": [sdist.display().to_string()],
             "work_done_token": "live"});
         server
-            .send(&support::request(2, "environment/install", params))
+            .send(&crate::support::request(2, "environment/install", params))
             .await;
         let first_step = match with {
             With::Uv => "Resolved ",

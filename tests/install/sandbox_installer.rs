@@ -7,14 +7,11 @@
 //! The same plants in an environment that never ran sandboxed code do run at the next install
 //! (such an environment's files are the client's own): the checks can fail.
 
-mod install_support;
-mod support;
-
 use std::path::{Path, PathBuf};
 
-use install_support::{create, ok, venv_server, wheels, With};
+use crate::install_support::{create, ok, venv_server, wheels, With};
+use crate::support::Server;
 use serde_json::{json, Value};
-use support::Server;
 
 fn root(env: &Value) -> PathBuf {
     PathBuf::from(env["extra"]["path"].as_str().expect("extra.path"))
@@ -81,7 +78,7 @@ async fn planted_code_runs_only_inside_the_sandbox_at_the_next_install() {
         )
         .await;
         assert!(
-            install_support::version_of(&installed, "wsp-alpha").is_some(),
+            crate::install_support::version_of(&installed, "wsp-alpha").is_some(),
             "{with:?}: {installed}"
         );
         ok(
@@ -147,7 +144,7 @@ async fn installs_and_uninstalls_do_not_follow_planted_symlinks_outside() {
             dist = dist.display(),
         );
         sh(&mut server, 2, &env, true, &plant).await;
-        let (_, answer) = install_support::call_collecting(
+        let (_, answer) = crate::install_support::call_collecting(
             &mut server,
             3,
             "environment/uninstall",
@@ -170,7 +167,7 @@ async fn installs_and_uninstalls_do_not_follow_planted_symlinks_outside() {
             target = target.display(),
         );
         sh(&mut server, 5, &swapped, true, &plant).await;
-        let (_, answer) = install_support::call_collecting(
+        let (_, answer) = crate::install_support::call_collecting(
             &mut server,
             6,
             "environment/install",
@@ -233,7 +230,8 @@ async fn a_confined_install_reaches_its_index_and_no_other_port() {
         let state = tempfile::tempdir().unwrap();
         let temp = tempfile::tempdir().unwrap();
         let files = wheels(&temp.path().join("wheels"));
-        let index = install_support::IndexServer::start(&temp.path().join("index"), &files).await;
+        let index =
+            crate::install_support::IndexServer::start(&temp.path().join("index"), &files).await;
         let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         other.set_nonblocking(true).unwrap();
         let port = other.local_addr().unwrap().port();
@@ -248,7 +246,7 @@ async fn a_confined_install_reaches_its_index_and_no_other_port() {
         let params = json!({"id": env["id"], "packages": ["wsp-beta"], "index_url": index.url});
         let installed = ok(&mut server, 3, "environment/install", params).await;
         assert!(
-            install_support::version_of(&installed, "wsp-beta").is_some(),
+            crate::install_support::version_of(&installed, "wsp-beta").is_some(),
             "{with:?}: {installed}"
         );
         assert!(

@@ -149,6 +149,34 @@ impl Server {
         response
     }
 
+    /// The next frame's payload, as the bytes the server wrote.
+    pub async fn recv_text(&mut self) -> String {
+        let next = tokio::time::timeout(PATIENCE, self.stdout.next())
+            .await
+            .expect("a frame in time");
+        match next {
+            Some(Ok(Frame::Payload(text))) => text,
+            other => panic!("expected a frame, got {other:?}"),
+        }
+    }
+
+    /// The server's peak resident memory so far, in MiB.
+    pub fn peak_rss_mib(&self) -> f64 {
+        let pid = self.child.id().expect("the server runs");
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("its status");
+        let line = status
+            .lines()
+            .find(|line| line.starts_with("VmHWM:"))
+            .expect("a VmHWM line");
+        let kib: f64 = line["VmHWM:".len()..]
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .expect("a number of kB");
+        kib / 1024.0
+    }
+
     /// Closes stdin (EOF).
     pub fn close(&mut self) {
         self.stdin.take();
@@ -190,14 +218,7 @@ pub async fn start_sleeper(
     environment: &Value,
     scratch: &Path,
 ) -> i32 {
-    let fifo = scratch.join("pid");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .expect("mkfifo runs");
-    assert!(made.success());
-    let script = format!("sleep 300 & echo $! > '{}'; wait", fifo.display());
-    let argv = json!(["sh", "-c", script]);
+    let (fifo, argv) = sleeper(scratch);
     server
         .send(&request(
             request_id,
@@ -205,6 +226,24 @@ pub async fn start_sleeper(
             json!({"id": environment, "argv": argv}),
         ))
         .await;
+    read_pid(fifo).await
+}
+
+/// A FIFO in `scratch` and the argv of a command that starts a background `sleep 300` and
+/// writes its pid there, then waits for it.
+pub fn sleeper(scratch: &Path) -> (PathBuf, Value) {
+    let fifo = scratch.join("pid");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let script = format!("sleep 300 & echo $! > '{}'; wait", fifo.display());
+    (fifo, json!(["sh", "-c", script]))
+}
+
+/// The pid a [`sleeper`] writes to `fifo`, once it runs (an event, not a sleep).
+pub async fn read_pid(fifo: PathBuf) -> i32 {
     let pid = tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo))
         .await
         .expect("the reader task ends")
@@ -235,4 +274,13 @@ pub async fn assert_gone(pid: i32, what: &str) {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// The environment methods over the venv backend on the state directory `state_dir`, for an
+/// in-process server.
+pub fn venv_environments(state_dir: &Path) -> wsp_environments::Environments {
+    let store = wsp_environments::store::Store::open(state_dir).expect("store");
+    let inventory = wsp_interpreters::Inventory::new(wsp_interpreters::InventoryConfig::from_env());
+    let backend = wsp_backend_venv::VenvBackend::new(inventory, Default::default());
+    wsp_environments::Environments::new(store, "venv", backend)
 }

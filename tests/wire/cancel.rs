@@ -1,10 +1,8 @@
 //! `$/cancelRequest` through the real binary: the named request answers -32800 at once, its
 //! command's process group is killed, and the server goes on.
 
-mod support;
-
+use crate::support::{error_code, Server};
 use serde_json::json;
-use support::{error_code, Server};
 
 #[tokio::test]
 async fn cancelling_a_running_execute_kills_its_processes_and_answers_32800() {
@@ -19,7 +17,7 @@ async fn cancelling_a_running_execute_kills_its_processes_and_answers_32800() {
         .await;
     let id = created["result"]["id"].clone();
     let temp = tempfile::tempdir().unwrap();
-    let pid = support::start_sleeper(&mut server, "long", &id, temp.path()).await;
+    let pid = crate::support::start_sleeper(&mut server, "long", &id, temp.path()).await;
 
     // Unknown ids and malformed params are ignored.
     server
@@ -35,7 +33,7 @@ async fn cancelling_a_running_execute_kills_its_processes_and_answers_32800() {
     assert_eq!(response["id"], "long");
     assert_eq!(error_code(&response), -32800, "{response}");
 
-    support::assert_gone(pid, "the cancelled command's child").await;
+    crate::support::assert_gone(pid, "the cancelled command's child").await;
     let after = server.call(2, "environment/get", json!({"id": id})).await;
     assert_eq!(
         after["result"]["id"], id,

@@ -1,12 +1,10 @@
 //! The EOF drain through the real binary: in-flight answers are written, what outlives the
 //! deadline is cancelled with its whole process group, and the exit status is 0.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::{request, Server};
 use serde_json::json;
-use support::{request, Server};
 
 async fn environment(server: &mut Server) -> serde_json::Value {
     server.initialize().await;
@@ -54,7 +52,7 @@ async fn what_outlives_the_deadline_is_cancelled_with_its_process_group() {
     let mut server = Server::start(&["--drain-timeout", "1s"]);
     let id = environment(&mut server).await;
     let temp = tempfile::tempdir().unwrap();
-    let pid = support::start_sleeper(&mut server, 2, &id, temp.path()).await;
+    let pid = crate::support::start_sleeper(&mut server, 2, &id, temp.path()).await;
     assert!(
         std::path::Path::new(&format!("/proc/{pid}")).exists(),
         "the grandchild runs"
@@ -67,5 +65,5 @@ async fn what_outlives_the_deadline_is_cancelled_with_its_process_group() {
     let (status, _) = server.finish().await;
     assert_eq!(status, 0);
     assert!(closed_at.elapsed() < Duration::from_secs(30));
-    support::assert_gone(pid, "the grandchild that outlived the server").await;
+    crate::support::assert_gone(pid, "the grandchild that outlived the server").await;
 }

@@ -1,13 +1,11 @@
 //! A failure with a real cause, through the real `wsp serve` binary: the `-31004` says why in
 //! its detail, and the server's log line for it carries the cause's message under `caused_by`.
 
-mod support;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
+use crate::support::{error_code, Server};
 use serde_json::{json, Value};
-use support::{error_code, Server};
 
 /// The `caused_by` field of the log line that says `what` failed, as the log spells it.
 fn caused_by<'a>(log: &'a str, what: &str) -> &'a str {

@@ -1,10 +1,8 @@
 //! Every framing recovery case, against the real binary: the bad bytes are logged to stderr,
 //! nothing but frames reaches stdout, and the next good frame is answered.
 
-mod support;
-
+use crate::support::{frame, request, Server};
 use serde_json::json;
-use support::{frame, request, Server};
 
 async fn assert_still_serving(server: &mut Server, id: i64) {
     let response = server.call(id, "environment/list", json!(null)).await;

@@ -3,16 +3,14 @@
 //! client that never reads. Each case hung or grew without bound before the core read input
 //! independently of handler capacity.
 
-mod support;
-
 use std::collections::HashSet;
 use std::io::Write;
 use std::os::fd::AsFd;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::support::{error_code, frame, notification, request, start_sleeper, Server, PATIENCE};
 use serde_json::{json, Value};
-use support::{error_code, frame, notification, request, start_sleeper, Server, PATIENCE};
 
 async fn environment(server: &mut Server) -> Value {
     server.initialize().await;
@@ -82,21 +80,21 @@ async fn a_cancel_is_acted_on_while_every_slot_is_busy() {
     let answer = server.recv().await;
     assert_eq!(answer["id"], json!(10), "{answer}");
     assert_eq!(error_code(&answer), -32800);
-    support::assert_gone(first, "the cancelled execute's child").await;
+    crate::support::assert_gone(first, "the cancelled execute's child").await;
     let answer = server.recv().await;
     assert_eq!(
         answer["id"],
         json!(12),
         "the freed slot serves the waiting request"
     );
-    assert!(support::is_running(second));
+    assert!(crate::support::is_running(second));
 
     server.close();
     let answer = server.recv().await;
     assert_eq!(answer["id"], json!(11));
     let (status, _) = server.finish().await;
     assert_eq!(status, 0);
-    support::assert_gone(second, "the drained execute's child").await;
+    crate::support::assert_gone(second, "the drained execute's child").await;
 }
 
 #[tokio::test]
@@ -129,7 +127,7 @@ async fn the_drain_deadline_holds_with_the_limit_saturated() {
     let (status, _) = server.finish().await;
     assert_eq!(status, 0);
     for pid in pids {
-        support::assert_gone(pid, "a cancelled execute's child").await;
+        crate::support::assert_gone(pid, "a cancelled execute's child").await;
     }
 }
 
@@ -166,7 +164,7 @@ fn a_client_that_never_reads_keeps_the_server_bounded() {
     let stdout = child.stdout.take().expect("stdout");
     let probe = stdin.as_fd().try_clone_to_owned().expect("dup");
     let writer = std::thread::spawn(move || {
-        let mut bytes = frame(&support::initialize(0).to_string());
+        let mut bytes = frame(&crate::support::initialize(0).to_string());
         for id in 1..=REQUESTS {
             bytes.extend(frame(
                 &request(id, "bench/nonexistent", json!({})).to_string(),
@@ -229,7 +227,7 @@ fn a_client_that_never_reads_keeps_the_server_bounded() {
 fn eof_with_stdout_full_exits_by_the_deadline() {
     let state = tempfile::tempdir().expect("state dir");
     let (input, mut feed) = std::io::pipe().expect("a pipe");
-    let mut bytes = frame(&support::initialize(0).to_string());
+    let mut bytes = frame(&crate::support::initialize(0).to_string());
     for id in 1..=700 {
         let answered_with_32601 =
             json!({"jsonrpc": "2.0", "id": id, "method": "bench/nonexistent"});

@@ -1,14 +1,10 @@
 //! Request ids through the real binary: every number id is answered with the very text it was
 //! sent as, and a `$/cancelRequest` finds a request by an id no `Value` holds exactly.
 
-mod support;
-
 use std::path::Path;
 
-use futures::StreamExt;
+use crate::support::{error_code, frame, Server};
 use serde_json::{json, Value};
-use support::{error_code, frame, Server, PATIENCE};
-use wsp_server::codec::Frame;
 
 /// Number ids a `serde_json::Value` would change (or refuse), each with its exact text.
 const ODD_NUMBER_IDS: &[&str] = &[
@@ -20,17 +16,6 @@ const ODD_NUMBER_IDS: &[&str] = &[
     "0.1",
     "12345678901234567890.5",
 ];
-
-/// The next frame's payload, as the bytes the server wrote.
-async fn recv_text(server: &mut Server) -> String {
-    let next = tokio::time::timeout(PATIENCE, server.stdout.next())
-        .await
-        .expect("a frame in time");
-    match next {
-        Some(Ok(Frame::Payload(text))) => text,
-        other => panic!("expected a frame, got {other:?}"),
-    }
-}
 
 async fn send_text(server: &mut Server, payload: &str) {
     server.send_raw(&frame(payload)).await;
@@ -46,7 +31,7 @@ async fn every_number_id_is_answered_with_its_own_text() {
             &format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"environment/list"}}"#),
         )
         .await;
-        let answer = recv_text(&mut server).await;
+        let answer = server.recv_text().await;
         assert_eq!(
             answer,
             format!(r#"{{"jsonrpc":"2.0","id":{id},"result":[]}}"#)
@@ -58,7 +43,7 @@ async fn every_number_id_is_answered_with_its_own_text() {
             &format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"no/such"}}"#),
         )
         .await;
-        let answer = recv_text(&mut server).await;
+        let answer = server.recv_text().await;
         assert!(
             answer.starts_with(&format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32601"#
@@ -70,7 +55,7 @@ async fn every_number_id_is_answered_with_its_own_text() {
             &format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"environment/get","params":{{}}}}"#),
         )
         .await;
-        let answer = recv_text(&mut server).await;
+        let answer = server.recv_text().await;
         assert!(
             answer.starts_with(&format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32602"#
@@ -85,7 +70,7 @@ async fn every_number_id_is_answered_with_its_own_text() {
         .map(|id| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"environment/list"}}"#))
         .collect();
     send_text(&mut server, &format!("[{}]", batch.join(","))).await;
-    let answer = recv_text(&mut server).await;
+    let answer = server.recv_text().await;
     for id in ODD_NUMBER_IDS {
         let echoed = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":[]}}"#);
         assert_eq!(answer.matches(&echoed).count(), 1, "{id} in {answer}");
@@ -97,7 +82,7 @@ async fn every_number_id_is_answered_with_its_own_text() {
         r#"{"jsonrpc":"2.0","id":1e400,"method":"environment/get","params":{"id":1e400}}"#,
     )
     .await;
-    let answer = recv_text(&mut server).await;
+    let answer = server.recv_text().await;
     assert!(
         answer.starts_with(r#"{"jsonrpc":"2.0","id":1e400,"error":{"code":-32600"#),
         "{answer}"
@@ -108,23 +93,13 @@ async fn every_number_id_is_answered_with_its_own_text() {
 /// Starts, as request `id` (raw JSON text), a command in `environment` whose background
 /// `sleep 300` never ends by itself; returns that sleep's pid once it runs.
 async fn start_sleeper_as(server: &mut Server, id: &str, environment: &Value, dir: &Path) -> i32 {
-    let fifo = dir.join("pid");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .expect("mkfifo runs");
-    assert!(made.success());
-    let script = format!("sleep 300 & echo $! > '{}'; wait", fifo.display());
-    let params = json!({"id": environment, "argv": ["sh", "-c", script]});
+    let (fifo, argv) = crate::support::sleeper(dir);
+    let params = json!({"id": environment, "argv": argv});
     let payload = format!(
         r#"{{"jsonrpc":"2.0","id":{id},"method":"environment/execute","params":{params}}}"#
     );
     send_text(server, &payload).await;
-    let pid = tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo))
-        .await
-        .expect("the reader task ends")
-        .expect("the command writes its child's pid");
-    pid.trim().parse().expect("a pid")
+    crate::support::read_pid(fifo).await
 }
 
 #[tokio::test]
@@ -153,7 +128,7 @@ async fn a_cancel_request_naming_a_big_number_id_cancels_that_request() {
     let listed = server.call(2, "environment/list", json!(null)).await;
     assert!(listed["result"].is_array(), "{listed}");
     assert!(
-        support::is_running(pid),
+        crate::support::is_running(pid),
         "a string id cancelled a number id"
     );
 
@@ -162,14 +137,14 @@ async fn a_cancel_request_naming_a_big_number_id_cancels_that_request() {
         &format!(r#"{{"jsonrpc":"2.0","method":"$/cancelRequest","params":{{"id":{big}}}}}"#),
     )
     .await;
-    let answer = recv_text(&mut server).await;
+    let answer = server.recv_text().await;
     assert!(
         answer.starts_with(&format!(
             r#"{{"jsonrpc":"2.0","id":{big},"error":{{"code":-32800"#
         )),
         "{answer}"
     );
-    support::assert_gone(pid, "the cancelled command's child").await;
+    crate::support::assert_gone(pid, "the cancelled command's child").await;
     let deleted = server
         .call(3, "environment/delete", json!({"id": environment}))
         .await;

@@ -1,10 +1,8 @@
 //! JSON-RPC handling against the real binary: ids, batches, error codes and their order, and
 //! the quirks real clients have.
 
-mod support;
-
+use crate::support::{error_code, frame, initialize, notification, request, Server};
 use serde_json::{json, Value};
-use support::{error_code, frame, initialize, notification, request, Server};
 
 #[tokio::test]
 async fn string_ids_with_a_content_type_header_as_python_lsp_jsonrpc_sends() {
@@ -47,7 +45,7 @@ async fn large_and_negative_ids_are_echoed_exactly() {
     for id in ids {
         let payload = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"environment/list"}}"#);
         server.send_raw(&frame(&payload)).await;
-        let support::Server { stdout, .. } = &mut server;
+        let crate::support::Server { stdout, .. } = &mut server;
         let text = match futures::StreamExt::next(stdout).await {
             Some(Ok(wsp_server::codec::Frame::Payload(text))) => text,
             other => panic!("{other:?}"),

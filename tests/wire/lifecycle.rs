@@ -1,9 +1,7 @@
 //! Every edge of the lifecycle state machine, against the real binary.
 
-mod support;
-
+use crate::support::{error_code, initialize, notification, request, Server};
 use serde_json::json;
-use support::{error_code, initialize, notification, request, Server};
 
 #[tokio::test]
 async fn uninitialized_rejects_other_methods_with_32002_and_exit_is_1() {
@@ -187,20 +185,20 @@ async fn eof_exits_0_in_every_state() {
 async fn pipelined_requests_before_shutdown_and_exit_are_all_answered() {
     let mut server = Server::start(&[]);
     let mut bytes = Vec::new();
-    bytes.extend(support::frame(&initialize(1).to_string()));
+    bytes.extend(crate::support::frame(&initialize(1).to_string()));
     for id in 2..12 {
-        bytes.extend(support::frame(
+        bytes.extend(crate::support::frame(
             &request(id, "environment/list", json!(null)).to_string(),
         ));
     }
-    bytes.extend(support::frame(
+    bytes.extend(crate::support::frame(
         &request(12, "shutdown", json!(null)).to_string(),
     ));
-    bytes.extend(support::frame(
+    bytes.extend(crate::support::frame(
         &request(13, "environment/list", json!(null)).to_string(),
     ));
-    bytes.extend(support::frame(&notification("exit").to_string()));
-    bytes.extend(support::frame(
+    bytes.extend(crate::support::frame(&notification("exit").to_string()));
+    bytes.extend(crate::support::frame(
         &request(14, "environment/list", json!(null)).to_string(),
     ));
     server.send_raw(&bytes).await;
@@ -233,11 +231,11 @@ async fn pipelined_requests_before_shutdown_and_exit_are_all_answered() {
 async fn pipelined_requests_before_exit_without_shutdown_exit_1() {
     let mut server = Server::start(&[]);
     let mut bytes = Vec::new();
-    bytes.extend(support::frame(&initialize(1).to_string()));
-    bytes.extend(support::frame(
+    bytes.extend(crate::support::frame(&initialize(1).to_string()));
+    bytes.extend(crate::support::frame(
         &request(2, "environment/list", json!(null)).to_string(),
     ));
-    bytes.extend(support::frame(&notification("exit").to_string()));
+    bytes.extend(crate::support::frame(&notification("exit").to_string()));
     server.send_raw(&bytes).await;
     let mut ids = vec![
         server.recv().await["id"].as_i64().unwrap(),

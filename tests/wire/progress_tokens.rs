@@ -1,23 +1,8 @@
 //! `work_done_token` integers of any size over the real binary: accepted, and echoed in every
 //! `$/progress` as the very text they were sent as, as request ids are.
 
-mod support;
-
-use futures::StreamExt;
+use crate::support::{frame, Server};
 use serde_json::Value;
-use support::{frame, Server, PATIENCE};
-use wsp_server::codec::Frame;
-
-/// The next frame's payload, as the bytes the server wrote.
-async fn recv_text(server: &mut Server) -> String {
-    let next = tokio::time::timeout(PATIENCE, server.stdout.next())
-        .await
-        .expect("a frame in time");
-    match next {
-        Some(Ok(Frame::Payload(text))) => text,
-        other => panic!("expected a frame, got {other:?}"),
-    }
-}
 
 /// Sends `params` (JSON text) to `method` as request `id`; returns the texts of the frames
 /// before its answer, and the answer.
@@ -31,7 +16,7 @@ async fn call_text(
     server.send_raw(&frame(&request)).await;
     let mut before = Vec::new();
     loop {
-        let text = recv_text(server).await;
+        let text = server.recv_text().await;
         // A notification's token may be more than a `Value` can hold: keep its text.
         if text.starts_with(r#"{"jsonrpc":"2.0","method":"#) {
             before.push(text);

@@ -3,35 +3,16 @@
 //! ones hold that much, then stops reading until one of them starts. Nothing is lost: once the
 //! slot frees, every request is read and answered.
 
-mod support;
-
 use std::path::Path;
 
+use crate::support::{request, Server};
 use serde_json::{json, Value};
-use support::{request, Server};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 const MIB: usize = 1 << 20;
 
 /// What the server logs (at debug) when the waiting requests fill the queue.
 const QUEUE_FULL: &str = "requests waiting for a handler slot fill the queue";
-
-/// The server's peak resident memory so far, in MiB.
-fn peak_rss_mib(server: &Server) -> f64 {
-    let pid = server.child.id().expect("the server runs");
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("its status");
-    let line = status
-        .lines()
-        .find(|line| line.starts_with("VmHWM:"))
-        .expect("a VmHWM line");
-    let kib: f64 = line["VmHWM:".len()..]
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .expect("a number of kB");
-    kib / 1024.0
-}
 
 /// One `environment/execute` frame whose `stdin` is `stdin_bytes` of `x`, fed to `cat`.
 fn large_execute(id: i64, env: &Value, stdin_bytes: usize) -> Vec<u8> {
@@ -89,7 +70,7 @@ async fn with_the_slot_busy_large_requests_are_read_only_up_to_the_queue_bound()
             }
             let list = request(3, "environment/list", json!({}));
             stdin
-                .write_all(&support::frame(&list.to_string()))
+                .write_all(&crate::support::frame(&list.to_string()))
                 .await
                 .expect("write the small request");
             stdin.flush().await.expect("flush");
@@ -114,7 +95,7 @@ async fn with_the_slot_busy_large_requests_are_read_only_up_to_the_queue_bound()
             None
         }
     };
-    let peak_while_busy = peak_rss_mib(&server);
+    let peak_while_busy = server.peak_rss_mib();
 
     // Free the slot: everything is read and answered.
     tokio::task::spawn_blocking(move || std::fs::write(fifo, "go\n"))
@@ -144,7 +125,7 @@ async fn with_the_slot_busy_large_requests_are_read_only_up_to_the_queue_bound()
     expected.extend(100..100 + REQUESTS);
     expected.sort();
     assert_eq!(answered, expected);
-    let peak = peak_rss_mib(&server);
+    let peak = server.peak_rss_mib();
     println!(
         "server peak RSS: {peak_while_busy:.1} MiB while the slot was busy, {peak:.1} MiB in all"
     );

@@ -16,9 +16,6 @@ use std::task::{Context, Poll};
 use serde_json::json;
 use tokio::sync::oneshot;
 use tower::{Layer, Service};
-use wsp_environments::store::Store;
-use wsp_environments::Environments;
-use wsp_interpreters::{Inventory, InventoryConfig};
 use wsp_middleware::{handler_fn, Call, TowerLayer};
 use wsp_protocol::{methods, NoParams, Response};
 use wsp_server::client::Client;
@@ -140,12 +137,7 @@ async fn a_request_read_right_after_initialize_is_judged_by_the_state_at_its_rea
 #[tokio::test]
 async fn a_get_read_before_a_delete_finishes_before_the_delete_removes_the_environment() {
     let state = tempfile::tempdir().expect("state dir");
-    let store = Store::open(state.path()).expect("store");
-    let backend = wsp_backend_venv::VenvBackend::new(
-        Inventory::new(InventoryConfig::from_env()),
-        Default::default(),
-    );
-    let environments = Environments::new(store, "venv", backend);
+    let environments = crate::support::venv_environments(state.path());
     let server = ServerBuilder::new()
         .group(environments)
         .layer(TowerLayer::new(HoldUntilNext::new(methods::GET)))

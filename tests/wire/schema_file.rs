@@ -2,14 +2,9 @@
 //! `initialize`'s fingerprint is the hash of that file; real answers validate against it.
 //! `WSP_UPDATE_SCHEMA=1 cargo test --test schema_file` rewrites the file.
 
-mod support;
-
 use std::path::Path;
 
 use serde_json::Value;
-use wsp_environments::store::Store;
-use wsp_environments::Environments;
-use wsp_interpreters::{Inventory, InventoryConfig};
 use wsp_middleware::router::fingerprint_of;
 use wsp_server::ServerBuilder;
 
@@ -17,19 +12,14 @@ use wsp_server::ServerBuilder;
 /// binds them (the test below checks the binary lists the same methods).
 fn reference_document() -> (Value, Vec<String>) {
     let state = tempfile::tempdir().expect("state dir");
-    let store = Store::open(state.path()).expect("store");
-    let backend = wsp_backend_venv::VenvBackend::new(
-        Inventory::new(InventoryConfig::from_env()),
-        Default::default(),
-    );
-    let environments = Environments::new(store, "venv", backend);
+    let environments = crate::support::venv_environments(state.path());
     let server = ServerBuilder::new().group(environments).build();
     (server.schema_document(), server.methods().to_vec())
 }
 
 /// `initialize`'s answer from the real `wsp serve`.
 async fn served_capabilities() -> Value {
-    let mut server = support::Server::start(&[]);
+    let mut server = crate::support::Server::start(&[]);
     let response = server.initialize().await;
     server.finish().await;
     response["result"].clone()

@@ -1,10 +1,8 @@
 //! `wsp serve` options that change behaviour: pip seeding, the stdlib venv mode, JSON logs,
 //! extra interpreters, and the uv backend's startup when uv is missing.
 
-mod support;
-
+use crate::support::{error_code, Server};
 use serde_json::{json, Value};
-use support::{error_code, Server};
 
 async fn create(server: &mut Server, id: i64, name: &str, version: &str) -> Value {
     let response = server

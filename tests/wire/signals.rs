@@ -1,11 +1,9 @@
 //! `SIGTERM` and `SIGINT` to the server start the drain, as EOF does: the running execute is
 //! answered, nothing it started survives, and the server exits 0.
 
-mod support;
-
+use crate::support::{error_code, start_sleeper, Server};
 use rustix::process::{kill_process, Pid, Signal};
 use serde_json::json;
-use support::{error_code, start_sleeper, Server};
 
 async fn signal_drains(signal: Signal) {
     let scratch = tempfile::tempdir().expect("scratch");
@@ -32,7 +30,7 @@ async fn signal_drains(signal: Signal) {
     );
     let (status, log) = server.finish().await;
     assert_eq!(status, 0, "{signal:?}: {log}");
-    support::assert_gone(sleeper, "the execute's background child").await;
+    crate::support::assert_gone(sleeper, "the execute's background child").await;
 }
 
 #[tokio::test]

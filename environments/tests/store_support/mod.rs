@@ -6,7 +6,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use wsp_environments::store::{CommitFacts, EnvironmentRecord, Store};
+use wsp_environments::store::{CommitFacts, EnvironmentRecord, Removal, Store, StoreError};
 
 /// What the tests write into an environment root before committing it.
 pub const MARKER_CONTENTS: &str = "provisioned completely\n";
@@ -136,4 +136,21 @@ fn exclusive_flock_on(inode: u64, blocked: bool) -> bool {
                 .and_then(|number| number.parse::<u64>().ok())
                 == Some(inode)
     })
+}
+
+/// Starts removing `id` in a task of its own, and returns that task once the removal is
+/// waiting for the environment's users (see [`wait_for_removal_to_wait`]).
+pub async fn start_waiting_removal(
+    store: &Store,
+    id: &str,
+) -> tokio::task::JoinHandle<Result<Removal, StoreError>> {
+    let remover = {
+        let (store, id) = (store.clone(), id.to_owned());
+        tokio::spawn(async move { store.remove(&id).await })
+    };
+    let (store, id) = (store.clone(), id.to_owned());
+    tokio::task::spawn_blocking(move || wait_for_removal_to_wait(&store, &id))
+        .await
+        .expect("the waiting task ends");
+    remover
 }

@@ -260,10 +260,10 @@ pub const TEST_PYTHON_VAR: &str = "WSP_TEST_PYTHON";
 /// The uid and gid an unprivileged rerun takes (`nobody`).
 const UNPRIVILEGED: u32 = 65534;
 
-/// Under root, runs `tests` of this test binary again as an unprivileged user (with
-/// `setpriv`, Python from `/usr/bin/python3`) and asserts they pass; otherwise does nothing,
-/// since the run itself is then the unprivileged one.
-pub fn rerun_unprivileged(tests: &[&str]) {
+/// Under root, runs `tests` of the caller's module (`module_path!()`) of this test binary again
+/// as an unprivileged user (with `setpriv`, Python from `/usr/bin/python3`) and asserts they
+/// pass; otherwise does nothing, since the run itself is then the unprivileged one.
+pub fn rerun_unprivileged(module: &str, tests: &[&str]) {
     if rustix::process::geteuid().as_raw() != 0 || std::env::var_os(TEST_PYTHON_VAR).is_some() {
         return;
     }
@@ -281,7 +281,9 @@ pub fn rerun_unprivileged(tests: &[&str]) {
         let output = std::process::Command::new("setpriv")
             .args(["--reuid", &id, "--regid", &id, "--clear-groups", "--"])
             .arg(&exe)
-            .args(["--exact", test, "--test-threads", "1", "--nocapture"])
+            .arg("--exact")
+            .arg(test_name(module, test))
+            .args(["--test-threads", "1", "--nocapture"])
             .env(TEST_PYTHON_VAR, "/usr/bin/python3")
             .env("HOME", home.path())
             .env("TMPDIR", "/tmp")
@@ -298,5 +300,13 @@ pub fn rerun_unprivileged(tests: &[&str]) {
             text.contains("1 passed"),
             "{test} did not run as uid {id}:\n{text}"
         );
+    }
+}
+
+/// The name libtest knows a test by: its path inside the test binary's crate.
+pub fn test_name(module: &str, test: &str) -> String {
+    match module.split_once("::") {
+        Some((_crate, inside)) => format!("{inside}::{test}"),
+        None => test.to_owned(),
     }
 }

@@ -1,0 +1,158 @@
+//! `VenvBackend`'s steps over a real interpreter inventory (pyenv only).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use wsp_backend::{
+    Backend, BackendError, DescribeRequest, ProvisionRequest, ReleaseRequest, RunRequest,
+};
+use wsp_backend_venv::{VenvBackend, VenvOptions};
+use wsp_interpreters::{Inventory, InventoryConfig};
+use wsp_protocol::FailureReason;
+
+fn backend(options: VenvOptions) -> VenvBackend {
+    let pyenv_root = crate::common::pyenv_versions()
+        .parent()
+        .expect("versions has a parent")
+        .to_path_buf();
+    let inventory = Inventory::new(InventoryConfig {
+        pyenv_root: Some(pyenv_root),
+        ..InventoryConfig::default()
+    });
+    VenvBackend::new(inventory, options)
+}
+
+fn provision(root: &Path, name: &str, version: &str) -> ProvisionRequest {
+    ProvisionRequest {
+        root: root.to_path_buf(),
+        name: name.to_owned(),
+        python_version: version.parse().expect("a version request"),
+    }
+}
+
+/// Provisions `name` at `version` with the default options into a root that is then removed.
+async fn provision_in_a_fresh_root(
+    name: &str,
+    version: &str,
+) -> Result<wsp_backend::Provisioned, BackendError> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = empty_root(dir.path());
+    let backend = backend(VenvOptions::default());
+    backend.provision(provision(&root, name, version)).await
+}
+
+fn empty_root(dir: &Path) -> PathBuf {
+    let root = dir.join("env");
+    std::fs::create_dir(&root).expect("root");
+    root
+}
+
+#[tokio::test]
+async fn provision_describe_run_and_release() {
+    let backend = backend(VenvOptions::default());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = empty_root(dir.path());
+    let newest_312 = crate::common::python("3.12").version;
+
+    let provisioned = backend
+        .provision(provision(&root, "my\nenv", "3.12"))
+        .await
+        .expect("provisioned");
+    assert_eq!(provisioned.python_full_version, newest_312);
+    assert_eq!(provisioned.interpreter_path, root.join("bin/python"));
+    assert_eq!(provisioned.extra["venv_writer"], "native");
+    let activate = std::fs::read_to_string(root.join("bin/activate")).expect("activate");
+    assert!(
+        activate.contains("'my_env'"),
+        "the name, made printable, is the prompt"
+    );
+
+    let description = backend
+        .describe(DescribeRequest { root: root.clone() })
+        .await
+        .expect("described");
+    assert_eq!(description.interpreter_path, root.join("bin/python"));
+    assert!(
+        description.installed_packages.is_empty(),
+        "{:?}",
+        description.installed_packages
+    );
+
+    let run = RunRequest {
+        root: root.clone(),
+        environment_id: "env-0123456789ab".to_owned(),
+        argv: [
+            "python",
+            "-c",
+            "import os, sys; print(sys.prefix); print(os.environ['VIRTUAL_ENV'])",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        cwd: wsp_exec::resolve_cwd(&root, None).unwrap(),
+        env: BTreeMap::new(),
+        options: Default::default(),
+    };
+    let result = backend.run(run).await.expect("ran");
+    assert_eq!(result.exit_code, 0, "{}", result.stderr);
+    let root_text = root.to_string_lossy();
+    assert_eq!(result.stdout, format!("{root_text}\n{root_text}\n"));
+
+    // Deleting the root is the store's job: releasing leaves it alone.
+    let release = ReleaseRequest {
+        root: root.clone(),
+        environment_id: "env-0123456789ab".to_owned(),
+    };
+    backend.release(release).await.expect("released");
+    assert!(root.join("bin/python").exists());
+}
+
+#[tokio::test]
+async fn an_unavailable_version_lists_the_available_ones() {
+    let response = provision_in_a_fresh_root("x", "3.99").await;
+    let Err(BackendError::VersionUnavailable {
+        requested,
+        available,
+    }) = response
+    else {
+        panic!("{response:?}");
+    };
+    assert_eq!(requested, "3.99");
+    let newest_312 = crate::common::python("3.12").version.to_string();
+    assert!(available.contains(&newest_312), "{available:?}");
+}
+
+#[tokio::test]
+async fn python2_fails_as_provision_failed() {
+    let response = provision_in_a_fresh_root("old", "2.7").await;
+    let Err(BackendError::Failed { reason, detail, .. }) = response else {
+        panic!("{response:?}");
+    };
+    assert_eq!(reason, FailureReason::ProvisionFailed);
+    assert!(detail.contains("3.3"), "{detail}");
+}
+
+#[tokio::test]
+async fn seeded_environments_list_pip() {
+    let backend = backend(VenvOptions {
+        seed_pip: true,
+        seed_cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("wsp-venv-seed-cache")),
+        ..VenvOptions::default()
+    });
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = empty_root(dir.path());
+    let provisioned = backend
+        .provision(provision(&root, "seeded", "3.12"))
+        .await
+        .expect("provisioned");
+    assert!(provisioned.extra.contains_key("pip_seed"));
+    let description = backend
+        .describe(DescribeRequest { root })
+        .await
+        .expect("described");
+    let names: Vec<&str> = description
+        .installed_packages
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
+    assert_eq!(names, ["pip"]);
+}
