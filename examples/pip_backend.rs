@@ -4,7 +4,7 @@
 //!
 //! `cargo run --example pip_backend -- [PIP INSTALL ARGUMENT]...` (say `rich`, or
 //! `--no-index --find-links ./wheels mypkg`) runs the conformance kit against it with those
-//! requirements (Python 3.12 must be installed); `tests/example_backend.rs` runs it in
+//! requirements (Python 3.12 must be installed); `tests/examples/example_backend.rs` runs it in
 //! `cargo test`.
 
 use tokio::process::Command;

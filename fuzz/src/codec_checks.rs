@@ -5,7 +5,7 @@
 use bytes::BytesMut;
 use tokio_util::codec::Decoder;
 
-use crate::codec::{
+use super::codec::{
     DecodeError, DecodeErrorReason, Frame, FrameCodec, DEFAULT_MAX_FRAME_BYTES, MAX_HEADER_BYTES,
 };
 

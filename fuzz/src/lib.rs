@@ -1,6 +1,6 @@
-//! The checks the fuzz targets run, shared with `tests/fuzz_corpus.rs`, which replays the checked-in
-//! corpora through them as a plain test. Each check module names the codec as `crate::codec`:
-//! here and in the test that is `wsp_server::codec`.
+//! The checks the fuzz targets run, shared with `tests/wire/fuzz_corpus.rs`, which replays the
+//! checked-in corpora through them as a plain test. Each check module names the codec as
+//! `super::codec`: here and in the test that is `wsp_server::codec`.
 #![forbid(unsafe_code)]
 
 pub use wsp_server::codec;

@@ -1,6 +1,6 @@
 //! `schema/wsp.schema.json` is the reference server's schema document, current to the code;
 //! `initialize`'s fingerprint is the hash of that file; real answers validate against it.
-//! `WSP_UPDATE_SCHEMA=1 cargo test --test schema_file` rewrites the file.
+//! `WSP_UPDATE_SCHEMA=1 cargo test --test wire schema_file` rewrites the file.
 
 use std::path::Path;
 
@@ -36,7 +36,7 @@ async fn the_shipped_schema_is_current_and_is_what_the_fingerprint_hashes() {
     let shipped = std::fs::read_to_string(&path).expect("schema/wsp.schema.json exists");
     assert!(
         shipped == text,
-        "schema/wsp.schema.json is stale: run `WSP_UPDATE_SCHEMA=1 cargo test --test schema_file`"
+        "schema/wsp.schema.json is stale: run `WSP_UPDATE_SCHEMA=1 cargo test --test wire schema_file`"
     );
     let shipped: Value = serde_json::from_str(&shipped).expect("JSON");
     let capabilities = served_capabilities().await;

@@ -2,7 +2,7 @@
 //! with a requirement installed at every create from a local wheel.
 
 #[allow(dead_code)]
-#[path = "../examples/pip_backend.rs"]
+#[path = "../../examples/pip_backend.rs"]
 mod pip_backend;
 
 use serde_json::json;

@@ -3,15 +3,12 @@
 //! `wsp exec NAME -- python -c "import ..."`, on venv (with uv and with pip) and on uv;
 //! `wsp install` and `wsp uninstall`; progress as plain lines or, on a terminal, a bar.
 
-mod install_support;
-mod support;
-
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use install_support::{path_without_uv, wheels, With};
+use crate::install_support::{path_without_uv, wheels, With};
 
 const WSP: &str = env!("CARGO_BIN_EXE_wsp");
 
@@ -219,7 +216,7 @@ fn environment() -> (tempfile::TempDir, std::path::PathBuf) {
 fn exec_shows_each_line_as_it_is_printed() {
     let (temp, state) = environment();
     let release = temp.path().join("release");
-    install_support::mkfifo(&release);
+    crate::install_support::mkfifo(&release);
     // The command prints a line, then waits for the test, which releases it only once that
     // line came out of `wsp exec`: the line was shown while the command ran.
     let code = format!(

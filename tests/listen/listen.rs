@@ -3,8 +3,6 @@
 //! including changes another server on the same state directory makes; the socket's
 //! protections; SIGTERM drains, kills what still runs and removes the socket.
 
-mod support;
-
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -19,7 +17,7 @@ use tokio::process::{Child, Command};
 use tokio_util::codec::FramedRead;
 use wsp_server::codec::{Frame, FrameCodec};
 
-use support::{frame, initialize, request, PATIENCE};
+use crate::support::{frame, initialize, request, PATIENCE};
 
 /// A `wsp serve --listen` process; its socket is bound once this exists.
 struct Listening {
@@ -233,7 +231,7 @@ async fn a_change_another_server_makes_on_the_state_directory_is_heard() {
     let mut client = server.connect().await;
     client.initialize().await;
 
-    let mut other = support::Server::start_in(&server.state_dir, &[]);
+    let mut other = crate::support::Server::start_in(&server.state_dir, &[]);
     other.initialize().await;
     let created = other
         .call(
@@ -328,7 +326,7 @@ async fn sigterm_drains_every_session_and_kills_what_still_runs() {
         json!(-32603),
         "cancelled by the drain: {answer}"
     );
-    support::assert_gone(pid, "the execute's background child").await;
+    crate::support::assert_gone(pid, "the execute's background child").await;
 }
 
 /// `wsp ARGS...` as the CLI: exit status, stdout, stderr.

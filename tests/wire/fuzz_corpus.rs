@@ -4,18 +4,18 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
-/// The checks name the codec `crate::codec`: here it is the framework's.
+/// The checks name the codec `super::codec`: here it is the framework's.
 mod codec {
     pub use wsp_server::codec::*;
 }
 
-#[path = "../fuzz/src/codec_checks.rs"]
+#[path = "../../fuzz/src/codec_checks.rs"]
 mod codec_checks;
-#[path = "../fuzz/src/conda_checks.rs"]
+#[path = "../../fuzz/src/conda_checks.rs"]
 mod conda_checks;
-#[path = "../fuzz/src/message_checks.rs"]
+#[path = "../../fuzz/src/message_checks.rs"]
 mod message_checks;
-#[path = "../fuzz/src/params_checks.rs"]
+#[path = "../../fuzz/src/params_checks.rs"]
 mod params_checks;
 
 /// Runs `check` on every file of the target's corpus; fails naming each input that panics.

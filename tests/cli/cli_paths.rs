@@ -4,13 +4,10 @@
 //! and with pip, over the real binary. A name that happens to match a local directory is
 //! still a name.
 
-mod install_support;
-mod support;
-
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use install_support::{path_without_uv, wheels, With};
+use crate::install_support::{path_without_uv, wheels, With};
 use wsp_testing::Distribution;
 
 const WSP: &str = env!("CARGO_BIN_EXE_wsp");

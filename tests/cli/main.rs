@@ -1,0 +1,11 @@
+//! The CLI over the real binary: every command, installs through it (with and without uv), and
+//! paths resolved against the CLI's own working directory.
+
+#[path = "../install_support/mod.rs"]
+mod install_support;
+#[path = "../support/mod.rs"]
+mod support;
+
+mod cli;
+mod cli_install;
+mod cli_paths;
