@@ -41,44 +41,26 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
             tracing::warn!(%reason, "--sandbox: the sandbox is unavailable, so every execute that does not say \"sandbox\": false is refused");
         }
     }
-    let environments = match config.backend {
-        #[cfg(feature = "venv")]
-        BackendKind::Venv => {
-            let installer = wsp_install::Installer::detect(config.uv.clone());
-            let mut backend =
-                wsp_backend_venv::VenvBackend::new(inventory, venv_options(config, &store))
-                    .with_installer(installer);
-            if let Some(downloads) = python_downloads(config) {
-                backend = backend.with_python_downloads(downloads);
-            }
-            Environments::new(store, name, backend)
+    let downloads = python_downloads(config);
+    let default = built(config.backend, config, &store, &inventory, &downloads)?;
+    let mut environments = Environments::new(store.clone(), name, default);
+    // Every other backend compiled in serves the environments it made; one that can't run
+    // here is named with the reason, so its environments are refused, never touched.
+    for kind in BackendKind::ALL {
+        if kind == config.backend {
+            continue;
         }
-        #[cfg(feature = "uv")]
-        BackendKind::Uv => {
-            let mut backend = wsp_backend_uv::UvBackend::new(config.uv.clone(), inventory);
-            if let Some(downloads) = python_downloads(config) {
-                backend = backend.with_python_downloads(downloads);
-            }
-            Environments::new(store, name, backend)
-        }
-        #[cfg(feature = "conda")]
-        BackendKind::Conda => {
-            let mut conda =
-                wsp_backend_conda::CondaConfig::new(store.dir().join("cache").join("conda"));
-            if !config.channels.is_empty() {
-                conda.channels = config.channels.clone();
-            }
-            let backend = wsp_backend_conda::CondaBackend::new(conda);
-            Environments::new(store, name, backend)
-        }
-        #[allow(unreachable_patterns)]
-        _ => {
-            return Err(StartError::Backend {
-                backend: name,
-                detail: "this wsp was built without it (cargo feature off)".to_owned(),
-            })
-        }
-    };
+        let usable = match kind {
+            BackendKind::Uv => wsp_install::find_uv(config.uv.clone()).map(|_| ()),
+            _ => Ok(()),
+        };
+        environments = match usable.and_then(|()| {
+            built(kind, config, &store, &inventory, &downloads).map_err(|error| error.to_string())
+        }) {
+            Ok(backend) => environments.with_backend(kind.name(), backend),
+            Err(reason) => environments.with_unavailable_backend(kind.name(), reason),
+        };
+    }
     let execute_defaults = wsp_environments::ExecuteDefaults {
         sandbox: config.sandbox,
         max_output_bytes: config
@@ -103,4 +85,52 @@ fn python_downloads(config: &ServeConfig) -> Option<PythonDownloads> {
             None
         }
     }
+}
+
+/// The backend `kind`, set up from the config.
+fn built(
+    kind: BackendKind,
+    config: &ServeConfig,
+    store: &Store,
+    inventory: &Inventory,
+    downloads: &Option<PythonDownloads>,
+) -> Result<wsp_backend::BoxBackend, StartError> {
+    let inventory = inventory.clone();
+    Ok(match kind {
+        #[cfg(feature = "venv")]
+        BackendKind::Venv => {
+            let installer = wsp_install::Installer::detect(config.uv.clone());
+            let mut backend =
+                wsp_backend_venv::VenvBackend::new(inventory, venv_options(config, store))
+                    .with_installer(installer);
+            if let Some(downloads) = downloads.clone() {
+                backend = backend.with_python_downloads(downloads);
+            }
+            backend.into()
+        }
+        #[cfg(feature = "uv")]
+        BackendKind::Uv => {
+            let mut backend = wsp_backend_uv::UvBackend::new(config.uv.clone(), inventory);
+            if let Some(downloads) = downloads.clone() {
+                backend = backend.with_python_downloads(downloads);
+            }
+            backend.into()
+        }
+        #[cfg(feature = "conda")]
+        BackendKind::Conda => {
+            let mut conda =
+                wsp_backend_conda::CondaConfig::new(store.dir().join("cache").join("conda"));
+            if !config.channels.is_empty() {
+                conda.channels = config.channels.clone();
+            }
+            wsp_backend_conda::CondaBackend::new(conda).into()
+        }
+        #[allow(unreachable_patterns)]
+        _ => {
+            return Err(StartError::Backend {
+                backend: kind.name(),
+                detail: "this wsp was built without it (cargo feature off)".to_owned(),
+            })
+        }
+    })
 }

@@ -26,6 +26,9 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
+    /// Every backend, in the order `initialize` lists them.
+    pub const ALL: [BackendKind; 3] = [BackendKind::Conda, BackendKind::Uv, BackendKind::Venv];
+
     /// The backend's name, as `initialize` and `extra.backend` show it.
     pub fn name(self) -> &'static str {
         match self {

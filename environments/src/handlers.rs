@@ -5,7 +5,7 @@ use wsp_protocol::FailureReason;
 
 use crate::store::{CommitFacts, EnvironmentRecord, Removal};
 use serde_json::{json, Value};
-use wsp_backend::{DescribeRequest, ProvisionRequest, ReleaseRequest, RunRequest};
+use wsp_backend::{BoxBackend, DescribeRequest, ProvisionRequest, ReleaseRequest, RunRequest};
 use wsp_exec::{current_stack, resolve_cwd, OutputSink, RunOptions};
 use wsp_protocol::validation::Violation;
 use wsp_protocol::{
@@ -60,15 +60,19 @@ impl Environments {
         params: CreateParams,
         progress: &Progress,
     ) -> Answer<EnvironmentDetails> {
+        let backend_name = match &params.backend {
+            Some(name) => name.clone(),
+            None => self.inner.backends.default_name().to_owned(),
+        };
+        let backend = self.backend(&backend_name)?;
         self.sweep().await;
         let store = &self.inner.store;
         let reservation = store
-            .reserve(&params.name, &self.inner.backend_name)
+            .reserve(&params.name, &backend_name)
             .await
             .map_err(store_error)?;
         let root = reservation.root.clone();
-        let provisioned = self
-            .backend()
+        let provisioned = backend
             .call(ProvisionRequest {
                 root: root.clone(),
                 name: params.name.clone(),
@@ -80,7 +84,7 @@ impl Environments {
             Ok(provisioned) => {
                 let message = format!(
                     "Provisioned Python {} with {}",
-                    provisioned.python_full_version, self.inner.backend_name
+                    provisioned.python_full_version, backend_name
                 );
                 let done = if installing { 20 } else { 80 };
                 progress.report(message, Some(done)).await;
@@ -94,14 +98,14 @@ impl Environments {
                     span: 70,
                 };
                 let installed = if installing {
-                    self.install_into(&root, &reservation.id, packages, progress, span)
+                    self.install_into(backend, &root, &reservation.id, packages, progress, span)
                         .await
                 } else {
                     Ok(())
                 };
                 match installed {
                     Ok(()) => self
-                        .describe(&root)
+                        .describe(backend, &root)
                         .await
                         .map(|description| (provisioned, description)),
                     Err(e) => Err(e),
@@ -145,7 +149,8 @@ impl Environments {
 
     pub(super) async fn get(self, in_use: UseToken, _: IdParams) -> Answer<EnvironmentDetails> {
         let record = self.hold(in_use).await?.record().clone();
-        let description = self.describe(&record.root).await?;
+        let backend = self.backend(&record.backend)?;
+        let description = self.describe(backend, &record.root).await?;
         Ok(details(record, description))
     }
 
@@ -166,6 +171,7 @@ impl Environments {
     ) -> Answer<ExecuteResult> {
         let guard = self.hold(in_use).await?;
         let record = guard.record();
+        let backend = self.backend(&record.backend)?;
         let cwd = resolve_cwd(&record.root, params.cwd.as_deref()).map_err(|message| {
             error::invalid_params(&[Violation::new("cwd", "inside_environment", message)])
         })?;
@@ -192,7 +198,7 @@ impl Environments {
                 .await
                 .map_err(store_error)?;
         }
-        self.backend()
+        backend
             .call(RunRequest {
                 root: record.root.clone(),
                 environment_id: record.id.clone(),
@@ -232,6 +238,10 @@ impl Environments {
             // nothing. `remove` completes in the very poll that takes the environment out of
             // the index, and nothing after it waits: a delete that changed something answers.
             self.inner.usage.wait_unused(&id).await;
+            // An environment whose backend this server can't run keeps its files.
+            if let Some(record) = self.inner.store.get(&id).await.map_err(store_error)? {
+                self.backend(&record.backend)?;
+            }
             let removal = self.inner.store.remove(&id).await.map_err(store_error)?;
             self.changed(&id, EnvironmentChange::Deleted);
             tokio::spawn(self.clone().finish_removal(removal));
@@ -243,6 +253,7 @@ impl Environments {
     /// store to delete the files (warning about any it cannot), lets the backend release the
     /// environment, and sweeps.
     async fn finish_removal(self, removal: Removal) {
+        let backend_name = removal.record.backend.clone();
         let release = ReleaseRequest {
             root: removal.record.root.clone(),
             environment_id: removal.record.id.clone(),
@@ -259,8 +270,15 @@ impl Environments {
             );
         }
         let id = release.environment_id.clone();
-        if let Err(e) = self.backend().call(release).await {
-            tracing::warn!(id = %id, error = %e, "the backend could not release the environment");
+        match self.backend(&backend_name) {
+            Ok(backend) => {
+                if let Err(e) = backend.call(release).await {
+                    tracing::warn!(id = %id, error = %e, "the backend could not release the environment");
+                }
+            }
+            Err(e) => {
+                tracing::warn!(id = %id, error = %e.message(), "no backend to release the environment")
+            }
         }
         self.sweep().await;
     }
@@ -273,9 +291,10 @@ impl Environments {
 
     pub(super) async fn describe(
         &self,
+        backend: &BoxBackend,
         root: &std::path::Path,
     ) -> Answer<wsp_backend::Description> {
-        self.backend()
+        backend
             .call(DescribeRequest {
                 root: root.to_owned(),
             })

@@ -8,7 +8,7 @@
 use std::path::Path;
 use wsp_protocol::FailureReason;
 
-use wsp_backend::{InstallRequest, UninstallRequest};
+use wsp_backend::{BoxBackend, InstallRequest, UninstallRequest};
 use wsp_install::InstallSource;
 use wsp_protocol::params::PackageSource;
 use wsp_protocol::results::EnvironmentChange;
@@ -38,6 +38,7 @@ impl Environments {
     ) -> Answer<EnvironmentDetails> {
         let guard = self.hold(in_use).await?;
         let record = guard.record().clone();
+        let backend = self.backend(&record.backend)?;
         let progress = Progress::new(notifier, params.work_done_token.clone());
         let count = params.packages.len();
         let title = format!(
@@ -52,12 +53,19 @@ impl Environments {
             upgrade: params.upgrade,
         };
         let installed = self
-            .install_into(&record.root, &record.id, packages, &progress, Span::WHOLE)
+            .install_into(
+                backend,
+                &record.root,
+                &record.id,
+                packages,
+                &progress,
+                Span::WHOLE,
+            )
             .await;
         // Sent whether or not the install succeeded: a failed one may have changed packages.
         self.changed(&record.id, EnvironmentChange::Packages);
         let described = match installed {
-            Ok(()) => self.describe(&record.root).await,
+            Ok(()) => self.describe(backend, &record.root).await,
             Err(e) => Err(e),
         };
         let end = match &described {
@@ -79,12 +87,12 @@ impl Environments {
     ) -> Answer<EnvironmentDetails> {
         let guard = self.hold(in_use).await?;
         let record = guard.record().clone();
+        let backend = self.backend(&record.backend)?;
         let _turn = self.install_turn(&record.id, &record.root).await?;
         let sandbox = self
             .confines_installs(&record.id)
             .then(|| wsp_install::uninstall_sandbox(record.root.clone(), self.hidden()));
-        let uninstalled = self
-            .backend()
+        let uninstalled = backend
             .call(UninstallRequest {
                 root: record.root.clone(),
                 environment_id: record.id.clone(),
@@ -94,7 +102,7 @@ impl Environments {
             .await;
         self.changed(&record.id, EnvironmentChange::Packages);
         uninstalled.map_err(backend_error)?;
-        let description = self.describe(&record.root).await?;
+        let description = self.describe(backend, &record.root).await?;
         Ok(details(record, description))
     }
 
@@ -102,6 +110,7 @@ impl Environments {
     /// reported through `progress` within `span`.
     pub(super) async fn install_into(
         &self,
+        backend: &BoxBackend,
         root: &Path,
         id: &str,
         packages: Packages<'_>,
@@ -115,7 +124,7 @@ impl Environments {
             .then(|| wsp_install::install_sandbox(root.to_owned(), self.hidden(), &source));
         progress
             .forward(span, |sink| {
-                self.backend().call(InstallRequest {
+                backend.call(InstallRequest {
                     root: root.to_owned(),
                     environment_id: id.to_owned(),
                     packages: packages.packages,

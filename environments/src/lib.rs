@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod backends;
 mod changes;
 mod failure;
 mod handlers;
@@ -64,8 +65,7 @@ pub struct Environments {
 
 struct Inner {
     store: Store,
-    backend: BoxBackend,
-    backend_name: String,
+    backends: backends::Backends,
     usage: Usage,
     turns: install_turns::InstallTurns,
     install_defaults: InstallSource,
@@ -93,8 +93,7 @@ impl Environments {
         Environments {
             inner: Arc::new(Inner {
                 store,
-                backend: backend.into(),
-                backend_name: backend_name.into(),
+                backends: backends::Backends::new(backend_name.into(), backend.into()),
                 usage: Usage::default(),
                 turns: install_turns::InstallTurns::default(),
                 install_defaults: InstallSource::default(),
@@ -103,6 +102,25 @@ impl Environments {
                 changes: None,
             }),
         }
+    }
+
+    /// Adds the backend `name`, for environments it made and for creates that name it; the
+    /// one given to [`Environments::new`] stays the default for creates that name none.
+    pub fn with_backend(self, name: impl Into<String>, backend: impl Into<BoxBackend>) -> Self {
+        let (name, backend) = (name.into(), backend.into());
+        self.rebuilt(|inner| inner.backends.add(name, backend))
+    }
+
+    /// Names a backend this server knows of but can't run (its tool is missing, say): the
+    /// environments it made, and creates that name it, are answered `-31004` with reason
+    /// `backend-unavailable` and `reason` in the detail; their files are never touched.
+    pub fn with_unavailable_backend(
+        self,
+        name: impl Into<String>,
+        reason: impl Into<String>,
+    ) -> Self {
+        let (name, reason) = (name.into(), reason.into());
+        self.rebuilt(|inner| inner.backends.add_unavailable(name, reason))
     }
 
     /// Sets what every install uses unless its request says otherwise: `find_links` come
@@ -133,8 +151,7 @@ impl Environments {
         let inner = &self.inner;
         let mut rebuilt = Inner {
             store: inner.store.clone(),
-            backend: inner.backend.clone(),
-            backend_name: inner.backend_name.clone(),
+            backends: inner.backends.clone(),
             usage: inner.usage.clone(),
             turns: inner.turns.clone(),
             install_defaults: inner.install_defaults.clone(),
@@ -167,6 +184,7 @@ impl Environments {
             "execute.timeout",
             "execute.limits",
             "progress",
+            "create.backend",
         ];
         if wsp_exec::sandbox_availability().is_ok() {
             features.push("execute.sandbox");
@@ -244,8 +262,9 @@ impl Environments {
         move |admitted, params, cx| run(env.clone(), admitted, params, cx)
     }
 
-    fn backend(&self) -> &BoxBackend {
-        &self.inner.backend
+    /// The backend called `name` (an environment's record says which made it).
+    fn backend(&self, name: &str) -> Result<&BoxBackend, wsp_server::ErrorObjectOwned> {
+        self.inner.backends.get(name)
     }
 }
 
@@ -272,7 +291,8 @@ impl MethodGroup for Environments {
         };
         facts
             .set("process_limit", wsp_exec::process_limit().as_str())
-            .set("backend", &self.inner.backend_name)
+            .set("backend", self.inner.backends.default_name())
+            .set("backends", self.inner.backends.names().collect::<Vec<_>>())
             .add_features(self.features());
     }
 

@@ -69,6 +69,10 @@ crate::params! {
         /// The token `$/progress` notifications name.
         #[serde(skip_serializing_if = "Option::is_none")]
         pub work_done_token: Option<ProgressToken> = WorkDoneToken,
+        /// The backend that makes and then serves the environment (`venv`, `uv`, `conda`,
+        /// ...); `None`: the server's default (`initialize` lists them in `backends`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub backend: Option<String> = optional_string(1, Some(64)).pattern("^[a-z][a-z0-9-]*$"),
     }
     derived {
         /// The version, parsed.

@@ -131,11 +131,18 @@ pub struct Capabilities {
     pub process_limit: Option<String>,
     /// Schema version and fingerprint.
     pub schema: SchemaInfo,
-    /// The environment backend's name (`venv`, `uv`, `conda`, …).
+    /// The backend new environments get unless their create names one (`venv`, `uv`,
+    /// `conda`, …).
     pub backend: String,
+    /// Every backend this server can serve environments with, the default among them, sorted
+    /// (an extension beyond WSP 0.1.0: `environment/create` takes one as `backend`, feature
+    /// `create.backend`). Each environment is served by the backend that made it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backends: Option<Vec<String>>,
     /// The extensions beyond WSP 0.1.0 this server supports, sorted ascending, each once:
     /// among `environment/install`, `execute.stream`, `execute.stdin`, `execute.timeout`,
-    /// `execute.limits`, `execute.sandbox` and `progress`.
+    /// `execute.limits`, `execute.sandbox`, `progress`, `environment.changed` and
+    /// `create.backend`.
     #[serde(default)]
     pub features: Vec<String>,
     /// How this client is connected: `stdio`, `unix` or `websocket` (an extension beyond WSP

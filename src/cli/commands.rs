@@ -215,6 +215,7 @@ where
                 packages,
                 source,
                 work_done_token: Some(ProgressView::token()),
+                backend: None,
                 version_request,
             };
             let details = call_with_progress::<Create, _, _, _>(client, &params).await?;
