@@ -17,12 +17,13 @@ async fn ok(server: &mut Server, method: &str, params: Value) -> Value {
     response["result"].clone()
 }
 
-/// A server on `state` with `--backend default` and the local channel.
-async fn server(state: &Path, default: &str, channel: &str, env: &[(&str, &str)]) -> Server {
+/// A server on `state` with `--backend default` and the local channel, initialized, and what
+/// its `initialize` answered.
+async fn server(state: &Path, default: &str, channel: &str) -> (Server, Value) {
     let args = ["--backend", default, "--channel", channel];
-    let mut server = Server::start_with_env(state, &args, env);
-    server.initialize().await;
-    server
+    let mut server = Server::start_in(state, &args);
+    let initialized = server.initialize().await;
+    (server, initialized)
 }
 
 #[tokio::test]
@@ -32,8 +33,7 @@ async fn every_server_serves_each_environment_with_the_backend_that_made_it() {
     let channel = build_local_channel(&temp.path().join("channel"), &builds).unwrap();
     let state = temp.path().join("state");
 
-    let mut maker = server(&state, "venv", channel.as_str(), &[]).await;
-    let initialized = maker.initialize().await;
+    let (mut maker, initialized) = server(&state, "venv", channel.as_str()).await;
     let backends = &initialized["result"]["backends"];
     assert_eq!(*backends, json!(["conda", "uv", "venv"]), "{initialized}");
     let mut ids = Vec::new();
@@ -58,7 +58,7 @@ async fn every_server_serves_each_environment_with_the_backend_that_made_it() {
     drop(maker);
 
     for default in ["uv", "conda", "venv"] {
-        let mut other = server(&state, default, channel.as_str(), &[]).await;
+        let (mut other, _) = server(&state, default, channel.as_str()).await;
         for (id, first) in ids.iter().zip(&seen_first) {
             let seen = ok(&mut other, "environment/get", json!({"id": id})).await;
             assert_eq!(&seen, first, "get under --backend {default}");
