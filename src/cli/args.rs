@@ -89,7 +89,8 @@ pub enum Command {
         #[command(flatten)]
         client: ClientArgs,
     },
-    /// Run a command inside an environment; its output and exit status pass through.
+    /// Run a command inside an environment; its output and exit status pass through (with
+    /// `--json` too: the result is printed as JSON and the status still passes through).
     Exec(ExecArgs),
     /// Send one raw request and print its result.
     Call {
@@ -168,6 +169,14 @@ pub struct ExecArgs {
     /// otherwise read to its end and passed on; a terminal never is).
     #[arg(long)]
     pub no_stdin: bool,
+    /// Keep at most this many bytes of each of the command's streams (the server's default
+    /// is 16 MiB); what is cut is said on stderr.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_output_bytes: Option<u64>,
+    /// Exit 1 when output was cut and the command itself succeeded (otherwise a cut is only
+    /// said on stderr).
+    #[arg(long)]
+    pub strict_output: bool,
     /// Client options.
     #[command(flatten)]
     pub client: ClientArgs,
@@ -183,6 +192,10 @@ pub struct ClientArgs {
     /// Print the result JSON instead of a human-readable form.
     #[arg(long)]
     pub json: bool,
+    /// Show the spawned server's log as it is written (otherwise it is kept, and shown only
+    /// when the command fails).
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
     /// Spawn this command line (split like a POSIX shell) instead of `<this program> serve`.
     /// Server options given to the client are appended to it.
     #[arg(long, value_name = "CMD")]
@@ -221,6 +234,7 @@ impl ClientArgs {
     pub fn merge(self, later: ClientArgs) -> ClientArgs {
         ClientArgs {
             json: self.json || later.json,
+            verbose: self.verbose || later.verbose,
             server_cmd: later.server_cmd.or(self.server_cmd),
             connect: later.connect.or(self.connect),
             server: self.server.merge(later.server),

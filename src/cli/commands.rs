@@ -156,6 +156,8 @@ impl Action {
                     argv: exec.argv,
                     timeout: exec.timeout,
                     no_stdin: exec.no_stdin,
+                    max_output_bytes: exec.max_output_bytes,
+                    strict_output: exec.strict_output,
                 }),
                 exec.client,
             ),

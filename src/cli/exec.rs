@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use wsp_protocol::method::Execute;
-use wsp_protocol::results::OutputParams;
+use wsp_protocol::results::{ExecuteResult, OutputParams};
 use wsp_protocol::{methods, ExecuteParams};
 use wsp_server::client::{Client, Peer, ServerNotification};
 
@@ -33,6 +33,10 @@ pub struct ExecRequest {
     pub timeout: Option<Duration>,
     /// `--no-stdin`.
     pub no_stdin: bool,
+    /// `--max-output-bytes`.
+    pub max_output_bytes: Option<u64>,
+    /// `--strict-output`.
+    pub strict_output: bool,
 }
 
 /// Runs the command; returns the exit status `wsp exec` ends with.
@@ -62,7 +66,7 @@ where
                 .unwrap_or(u64::MAX)
                 .max(1)
         }),
-        max_output_bytes: None,
+        max_output_bytes: request.max_output_bytes,
         stream: !json,
         limits: Default::default(),
         sandbox: None,
@@ -74,18 +78,20 @@ where
     streamed.failed.map_or(Ok(()), Err)?;
     let result = result?;
     if json {
-        return print_json(&result);
+        print_json(&result)?;
+    } else {
+        // Whatever the notifications did not carry (a server that does not stream) comes from
+        // the result.
+        write(
+            &mut std::io::stdout(),
+            rest(&result.stdout, &streamed.stdout),
+        )?;
+        write(
+            &mut std::io::stderr(),
+            rest(&result.stderr, &streamed.stderr),
+        )?;
     }
-    // Whatever the notifications did not carry (a server that does not stream) comes from
-    // the result.
-    write(
-        &mut std::io::stdout(),
-        rest(&result.stdout, &streamed.stdout),
-    )?;
-    write(
-        &mut std::io::stderr(),
-        rest(&result.stderr, &streamed.stderr),
-    )?;
+    let cut = say_what_was_cut(&result, request.max_output_bytes)?;
     if result.timed_out {
         let after = request
             .timeout
@@ -95,7 +101,33 @@ where
         write(&mut std::io::stderr(), &line)?;
         return Ok(TIMED_OUT_STATUS);
     }
-    Ok(shell_status(result.exit_code))
+    match shell_status(result.exit_code) {
+        0 if cut && request.strict_output => Ok(1),
+        status => Ok(status),
+    }
+}
+
+/// Says on stderr which streams the server cut; whether it cut any.
+fn say_what_was_cut(result: &ExecuteResult, cap: Option<u64>) -> Result<bool, CliError> {
+    let cut: Vec<&str> = [
+        ("stdout", result.stdout_truncated),
+        ("stderr", result.stderr_truncated),
+    ]
+    .into_iter()
+    .filter_map(|(name, truncated)| truncated.then_some(name))
+    .collect();
+    if cut.is_empty() {
+        return Ok(false);
+    }
+    let at = cap.map_or("the server's cap".to_owned(), |bytes| {
+        format!("{bytes} bytes")
+    });
+    let line = format!(
+        "wsp: the command's {} was cut at {at}; --max-output-bytes raises the cap\n",
+        cut.join(" and ")
+    );
+    write(&mut std::io::stderr(), &line)?;
+    Ok(true)
 }
 
 /// What was already shown of each stream.

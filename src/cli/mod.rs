@@ -80,8 +80,8 @@ pub fn run_client(args: ClientArgs, action: Action) -> i32 {
         Err(error) => return report(&error, args.json),
     };
     runtime.block_on(async {
-        let mut client = match server.spawn() {
-            Ok(client) => client,
+        let (mut client, log) = match server.spawn(args.verbose) {
+            Ok(spawned) => spawned,
             Err(error) => return report(&error.into(), args.json),
         };
         let outcome = session(&mut client, action, args.json).await;
@@ -94,10 +94,21 @@ pub fn run_client(args: ClientArgs, action: Action) -> i32 {
             ),
         };
         // A transport error already said how the server ended.
-        match finished {
-            Ok(exit) if exit.success() || transport_failed => {}
-            Ok(exit) => eprintln!("wsp: the server ended with {}", describe_status(exit)),
-            Err(error) => eprintln!("wsp: could not wait for the server: {error}"),
+        let server_failed = match finished {
+            Ok(exit) if exit.success() => false,
+            Ok(_) if transport_failed => true,
+            Ok(exit) => {
+                eprintln!("wsp: the server ended with {}", describe_status(exit));
+                true
+            }
+            Err(error) => {
+                eprintln!("wsp: could not wait for the server: {error}");
+                true
+            }
+        };
+        // An error answer is said once, by the client; the log is for a server that failed.
+        if server_failed || transport_failed {
+            log.show();
         }
         code
     })

@@ -1,11 +1,12 @@
 //! The server a client command spawns, and why talking to it failed.
 //!
-//! [`ServerCommand::spawn`] starts it (stdin and stdout piped, stderr inherited so its warnings
-//! show; see [`QUIET_LOG_FILTER`]) as a [`ProcessClient`], the framework's client of a server
-//! process.
+//! [`ServerCommand::spawn`] starts it (stdin and stdout piped; its log, warnings and errors
+//! only, see [`QUIET_LOG_FILTER`], kept in a [`ServerLog`] to show if the command fails, or
+//! shown live with `-v`) as a [`ProcessClient`], the framework's client of a server process.
 
 use std::ffi::OsString;
-use std::io;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
 
 use tokio::process::Command;
 use wsp_server::client::{ClientError, ProcessClient};
@@ -40,6 +41,9 @@ pub enum TransportError {
     /// The async runtime could not be started.
     #[error("cannot start the async runtime")]
     Runtime(#[source] io::Error),
+    /// No place for the spawned server's log could be made.
+    #[error("cannot keep the server's log")]
+    Log(#[source] io::Error),
     /// Starting, talking to or waiting for the server failed.
     #[error(transparent)]
     Client(#[from] ClientError),
@@ -75,14 +79,51 @@ impl ServerCommand {
         Ok(ServerCommand { program, args })
     }
 
-    /// Starts the server, its log quiet unless `WSP_LOG` or `RUST_LOG` says otherwise.
-    pub fn spawn(&self) -> Result<ProcessClient, TransportError> {
+    /// Starts the server, its log quiet unless `WSP_LOG` or `RUST_LOG` says otherwise, and
+    /// kept aside unless `live` (then it goes to this program's stderr as it comes).
+    pub fn spawn(&self, live: bool) -> Result<(ProcessClient, ServerLog), TransportError> {
         let mut command = Command::new(&self.program);
         command.args(&self.args);
         if std::env::var_os("WSP_LOG").is_none() && std::env::var_os("RUST_LOG").is_none() {
             command.env("WSP_LOG", QUIET_LOG_FILTER);
         }
-        Ok(ProcessClient::spawn(command)?)
+        let log = if live {
+            ServerLog(None)
+        } else {
+            let file = ServerLog::file().map_err(TransportError::Log)?;
+            command.stderr(file.try_clone().map_err(TransportError::Log)?);
+            ServerLog(Some(file))
+        };
+        Ok((ProcessClient::spawn(command)?, log))
+    }
+}
+
+/// What the spawned server wrote to its stderr, kept in memory (a memfd) so that the user's
+/// terminal shows it only when the command failed.
+pub struct ServerLog(Option<File>);
+
+/// The most of the log [`ServerLog::show`] prints: its end, where the failure is.
+const SHOWN_LOG_BYTES: u64 = 64 * 1024;
+
+impl ServerLog {
+    fn file() -> io::Result<File> {
+        let fd = rustix::fs::memfd_create("wsp-server-log", rustix::fs::MemfdFlags::CLOEXEC)?;
+        Ok(File::from(fd))
+    }
+
+    /// Prints the end of the log to stderr (nothing when it was shown live or is empty).
+    pub fn show(self) {
+        let Some(mut file) = self.0 else { return };
+        let mut text = Vec::new();
+        let read = file.seek(SeekFrom::End(0)).and_then(|size| {
+            file.seek(SeekFrom::Start(size.saturating_sub(SHOWN_LOG_BYTES)))?;
+            file.read_to_end(&mut text)
+        });
+        if read.is_ok() && !text.is_empty() {
+            let mut stderr = io::stderr().lock();
+            let _ = stderr.write_all(b"wsp: the server's log:\n");
+            let _ = stderr.write_all(&text);
+        }
     }
 }
 

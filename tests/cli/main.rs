@@ -9,3 +9,4 @@ mod support;
 mod cli;
 mod cli_install;
 mod cli_paths;
+mod exec_output;
