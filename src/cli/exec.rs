@@ -6,9 +6,11 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use wsp_protocol::method::Execute;
+use wsp_protocol::method::Method;
 use wsp_protocol::results::{ExecuteResult, OutputParams};
+use wsp_protocol::Response;
 use wsp_protocol::{methods, ExecuteParams};
-use wsp_server::client::{Client, Peer, ServerNotification};
+use wsp_server::client::{Client, ClientError, Peer, ServerNotification};
 
 use super::commands::{print_json, shell_status, CliError};
 
@@ -17,6 +19,12 @@ pub const MAX_STDIN_BYTES: u64 = 32 * 1024 * 1024;
 
 /// The exit status of a command that `--timeout` killed, as `timeout(1)` has it.
 pub const TIMED_OUT_STATUS: i32 = 124;
+
+/// The exit status after Ctrl-C, as a shell gives a command that SIGINT ended.
+pub const INTERRUPTED_STATUS: i32 = 128 + 2;
+
+/// How long an interrupted `wsp exec` waits for the server to say the command is gone.
+const CANCEL_PATIENCE: Duration = Duration::from_secs(5);
 
 /// What `wsp exec` runs, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,11 +80,11 @@ where
         sandbox: None,
     };
     let mut streamed = Streamed::default();
-    let result = client
-        .call_with::<Execute>(&params, |n| streamed.show(&n))
-        .await;
+    let result = run_until_interrupted(client, &params, &mut streamed).await;
     streamed.failed.map_or(Ok(()), Err)?;
-    let result = result?;
+    let Some(result) = result? else {
+        return Ok(INTERRUPTED_STATUS);
+    };
     if json {
         print_json(&result)?;
     } else {
@@ -128,6 +136,44 @@ fn say_what_was_cut(result: &ExecuteResult, cap: Option<u64>) -> Result<bool, Cl
     );
     write(&mut std::io::stderr(), &line)?;
     Ok(true)
+}
+
+/// Sends the execute and waits for its result, showing its output as it comes. Ctrl-C (SIGINT)
+/// cancels it, which kills the command at once; then `None`, once the server has answered.
+async fn run_until_interrupted<R, W, P>(
+    client: &mut Client<R, W, P>,
+    params: &ExecuteParams,
+    streamed: &mut Streamed,
+) -> Result<Option<ExecuteResult>, CliError>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+    P: Peer,
+{
+    let shape = |part, source| ClientError::WrongShape {
+        method: Execute::NAME,
+        part,
+        source,
+    };
+    let params = serde_json::to_value(params).map_err(|e| shape("params", e))?;
+    let id = client.send_request(Execute::NAME, Some(params)).await?;
+    let interrupted = {
+        let answered = client.response_to(id, |n| streamed.show(&n));
+        tokio::select! {
+            response = answered => Some(response?),
+            _ = tokio::signal::ctrl_c() => None,
+        }
+    };
+    let Some(response) = interrupted else {
+        client.cancel(id).await?;
+        let _ = tokio::time::timeout(CANCEL_PATIENCE, client.response_to(id, |_| {})).await;
+        return Ok(None);
+    };
+    let response = Response::from_value(response).map_err(ClientError::NotAResponse)?;
+    let result = response.outcome.map_err(CliError::Rpc)?;
+    Ok(Some(
+        serde_json::from_value(result).map_err(|e| shape("result", e))?,
+    ))
 }
 
 /// What was already shown of each stream.

@@ -83,7 +83,9 @@ impl ServerCommand {
     /// kept aside unless `live` (then it goes to this program's stderr as it comes).
     pub fn spawn(&self, live: bool) -> Result<(ProcessClient, ServerLog), TransportError> {
         let mut command = Command::new(&self.program);
-        command.args(&self.args);
+        // A process group of its own: Ctrl-C reaches the client alone, which cancels what it
+        // asked for; the server then drains at the client's EOF.
+        command.args(&self.args).process_group(0);
         if std::env::var_os("WSP_LOG").is_none() && std::env::var_os("RUST_LOG").is_none() {
             command.env("WSP_LOG", QUIET_LOG_FILTER);
         }

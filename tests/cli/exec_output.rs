@@ -143,3 +143,60 @@ fn the_servers_log_shows_only_when_it_failed_or_with_verbose() {
         text(&dying.stderr)
     );
 }
+
+#[test]
+fn ctrl_c_cancels_the_command_at_once_and_nothing_is_printed_after() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::os::unix::process::CommandExt;
+
+    let state = tempfile::tempdir().unwrap();
+    created(state.path());
+    let script = "import os, time; print(os.getpid(), flush=True); time.sleep(120)";
+    let mut client = Command::new(WSP)
+        .arg("--state-dir")
+        .arg(state.path())
+        .args(["exec", "out", "--", "python", "-c", script])
+        .env_remove("WSP_HOME")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(client.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("the command's pid");
+    let pid: i32 = line.trim().parse().expect("a pid");
+    let group = rustix::process::Pid::from_raw(client.id() as i32).unwrap();
+    rustix::process::kill_process_group(group, rustix::process::Signal::INT).unwrap();
+
+    let status = client.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    while Path::new(&format!("/proc/{pid}")).exists() && !is_zombie(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command {pid} still runs 500 ms after the client exited"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // Nothing holds the client's stderr once it exited: no server writes there afterwards.
+    let mut rest = String::new();
+    client
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut rest)
+        .unwrap();
+    stdout.read_to_string(&mut rest).unwrap();
+    assert!(!rest.contains("WARN") && !rest.contains("ERROR"), "{rest}");
+}
+
+fn is_zombie(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            stat.rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(true)
+}

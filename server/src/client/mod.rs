@@ -220,17 +220,39 @@ where
         if let (Some(params), Value::Object(map)) = (params, &mut message) {
             map.insert("params".into(), params);
         }
+        self.write(message).await?;
+        self.pending.insert(id);
+        Ok(id)
+    }
+
+    /// Sends a notification (no id, so nothing answers it), omitting `params` when `None`.
+    pub async fn notify(&mut self, method: &str, params: Option<Value>) -> Result<(), ClientError> {
+        let mut message = json!({"jsonrpc": "2.0", "method": method});
+        if let (Some(params), Value::Object(map)) = (params, &mut message) {
+            map.insert("params".into(), params);
+        }
+        self.write(message).await
+    }
+
+    /// Writes one message; a closed pipe is said as how the server ended.
+    async fn write(&mut self, message: Value) -> Result<(), ClientError> {
         let Some(writer) = self.writer.as_mut() else {
             return Err(ClientError::Write(io::ErrorKind::BrokenPipe.into()));
         };
         match writer.send(message.to_string()).await {
-            Ok(()) => {
-                self.pending.insert(id);
-                Ok(id)
-            }
+            Ok(()) => Ok(()),
             Err(error) if error.kind() == io::ErrorKind::BrokenPipe => Err(self.closed().await),
             Err(error) => Err(ClientError::Write(error)),
         }
+    }
+
+    /// Asks the server to cancel request `id` (`$/cancelRequest`). Its response still comes,
+    /// for [`Client::response_to`]: `-32800` if the cancel stopped it, its result if the work
+    /// was done first.
+    pub async fn cancel(&mut self, id: i64) -> Result<(), ClientError> {
+        let params = json!({ "id": id });
+        self.notify(wsp_protocol::methods::CANCEL_REQUEST, Some(params))
+            .await
     }
 
     /// Waits for the response to request `id`, handing notifications to `on_notification` and
