@@ -70,6 +70,8 @@ pub struct ServeConfig {
     pub seed_pip: bool,
     /// Sandbox `environment/execute` unless a request says `"sandbox": false`.
     pub sandbox: bool,
+    /// Directories besides an environment's root an unsandboxed execute may run in.
+    pub allowed_cwds: Vec<PathBuf>,
     /// Where every install looks for packages unless its request says otherwise
     /// (`--find-links`, `--index-url`, `--no-index`).
     pub install_source: wsp_install::InstallSource,
@@ -97,6 +99,7 @@ impl Default for ServeConfig {
             stdlib_venv: false,
             seed_pip: false,
             sandbox: false,
+            allowed_cwds: Vec::new(),
             install_source: wsp_install::InstallSource::default(),
             python_downloads: false,
             listen: crate::listen::ListenConfig::default(),

@@ -5,8 +5,9 @@ use wsp_protocol::FailureReason;
 
 use crate::store::{CommitFacts, EnvironmentRecord, Removal};
 use serde_json::{json, Value};
+use wsp_backend::resolve_cwd_in;
 use wsp_backend::{BoxBackend, DescribeRequest, ProvisionRequest, ReleaseRequest, RunRequest};
-use wsp_exec::{current_stack, resolve_cwd, OutputSink, RunOptions};
+use wsp_exec::{current_stack, OutputSink, RunOptions};
 use wsp_protocol::validation::Violation;
 use wsp_protocol::{
     error, results::EnvironmentChange, CreateParams, DeleteAck, EnvironmentDetails,
@@ -172,9 +173,19 @@ impl Environments {
         let guard = self.hold(in_use).await?;
         let record = guard.record();
         let backend = self.backend(&record.backend)?;
-        let cwd = resolve_cwd(&record.root, params.cwd.as_deref()).map_err(|message| {
-            error::invalid_params(&[Violation::new("cwd", "inside_environment", message)])
-        })?;
+        let sandboxed = params
+            .sandbox
+            .unwrap_or(self.inner.execute_defaults.sandbox);
+        // A sandboxed command sees only its environment: no allowed directory admits it.
+        let allowed: &[std::path::PathBuf] = if sandboxed {
+            &[]
+        } else {
+            &self.inner.allowed_cwds
+        };
+        let cwd =
+            resolve_cwd_in(&record.root, allowed, params.cwd.as_deref()).map_err(|message| {
+                error::invalid_params(&[Violation::new("cwd", "inside_environment", message)])
+            })?;
         let options = RunOptions {
             stdin: params.stdin.map(Into::into),
             timeout: params.timeout_ms.map(std::time::Duration::from_millis),
@@ -186,9 +197,7 @@ impl Environments {
             output: output.filter(|_| params.stream),
             limits: params.limits,
             containment: None,
-            sandbox: params
-                .sandbox
-                .unwrap_or(self.inner.execute_defaults.sandbox)
+            sandbox: sandboxed
                 .then(|| wsp_exec::SandboxPolicy::offline(record.root.clone(), self.hidden())),
         };
         if options.sandbox.is_some() {

@@ -70,6 +70,8 @@ struct Inner {
     turns: install_turns::InstallTurns,
     install_defaults: InstallSource,
     execute_defaults: ExecuteDefaults,
+    /// Directories besides an environment's root an unsandboxed execute may run in.
+    allowed_cwds: Arc<[std::path::PathBuf]>,
     /// Where every committed change is recorded, for the servers that send notifications.
     journal: changes::Journal,
     /// Where the journal's changes go, with change notifications on.
@@ -98,6 +100,7 @@ impl Environments {
                 turns: install_turns::InstallTurns::default(),
                 install_defaults: InstallSource::default(),
                 execute_defaults: ExecuteDefaults::default(),
+                allowed_cwds: Arc::from([]),
                 journal,
                 changes: None,
             }),
@@ -139,6 +142,13 @@ impl Environments {
         self.rebuilt(|inner| inner.execute_defaults = defaults)
     }
 
+    /// Admits a `cwd` inside any of `dirs` (absolute) for an execute that is not sandboxed,
+    /// besides the environment's root (`wsp serve --allow-cwd`); `initialize` lists them as
+    /// `allowed_cwds`.
+    pub fn with_allowed_cwds(self, dirs: Vec<std::path::PathBuf>) -> Self {
+        self.rebuilt(|inner| inner.allowed_cwds = Arc::from(dirs))
+    }
+
     /// Turns on `environment/changed`: every create, delete, install and uninstall committed
     /// on this state directory, by this server or another, is sent through `broadcast` (give
     /// it to the server with [`ServerBuilder::broadcast`](wsp_server::ServerBuilder::broadcast))
@@ -156,6 +166,7 @@ impl Environments {
             turns: inner.turns.clone(),
             install_defaults: inner.install_defaults.clone(),
             execute_defaults: inner.execute_defaults,
+            allowed_cwds: inner.allowed_cwds.clone(),
             journal: inner.journal.clone(),
             changes: inner.changes.clone(),
         };
@@ -294,6 +305,9 @@ impl MethodGroup for Environments {
             .set("backend", self.inner.backends.default_name())
             .set("backends", self.inner.backends.names().collect::<Vec<_>>())
             .add_features(self.features());
+        if !self.inner.allowed_cwds.is_empty() {
+            facts.set("allowed_cwds", &*self.inner.allowed_cwds);
+        }
     }
 
     fn start(&self) {

@@ -139,6 +139,10 @@ pub struct Capabilities {
     /// `create.backend`). Each environment is served by the backend that made it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backends: Option<Vec<String>>,
+    /// Directories besides an environment's root where an unsandboxed `environment/execute`
+    /// may run (`cwd` inside one of them; `wsp serve --allow-cwd`). Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_cwds: Option<Vec<String>>,
     /// The extensions beyond WSP 0.1.0 this server supports, sorted ascending, each once:
     /// among `environment/install`, `execute.stream`, `execute.stdin`, `execute.timeout`,
     /// `execute.limits`, `execute.sandbox`, `progress`, `environment.changed` and

@@ -155,7 +155,10 @@ impl From<SourceArgs> for PackageSource {
 pub struct ExecArgs {
     /// An environment id, or a name.
     pub target: String,
-    /// The working directory: absolute, inside the environment (default: its root).
+    /// The working directory (a relative DIR is taken from here). Default: where `wsp` runs,
+    /// when it spawns its own server (which then admits that directory, as `uv run` runs
+    /// where it is started); the environment's root with `--connect` or `--server-cmd`, whose
+    /// server admits its `--allow-cwd` directories besides the root.
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<String>,
     /// An environment variable for the command; repeatable.

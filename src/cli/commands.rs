@@ -151,7 +151,7 @@ impl Action {
             Command::Exec(exec) => (
                 Action::Exec(ExecRequest {
                     id: exec.target,
-                    cwd: exec.cwd,
+                    cwd: exec.cwd.map(|cwd| made_absolute(&cwd)),
                     env: exec.env,
                     argv: exec.argv,
                     timeout: exec.timeout,
@@ -367,6 +367,13 @@ fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
         .write_all(bytes)
         .and_then(|()| stdout.flush())
         .map_err(CliError::Output)
+}
+
+/// `path` made absolute against this program's working directory (unchanged if it can't be).
+fn made_absolute(path: &str) -> String {
+    std::path::absolute(path)
+        .map(|absolute| absolute.display().to_string())
+        .unwrap_or_else(|_| path.to_owned())
 }
 
 #[cfg(test)]

@@ -71,6 +71,16 @@ pub fn run_client(args: ClientArgs, action: Action) -> i32 {
     if let Some(address) = args.connect.clone() {
         return run_connected(&args, address, action);
     }
+    // The server spawned here admits this directory: a command runs where the user is.
+    let action = match action {
+        Action::Exec(mut exec) if exec.cwd.is_none() && args.server_cmd.is_none() => {
+            exec.cwd = std::env::current_dir()
+                .ok()
+                .map(|here| here.display().to_string());
+            Action::Exec(exec)
+        }
+        other => other,
+    };
     let server = match ServerCommand::from_args(&args) {
         Ok(server) => server,
         Err(error) => return report(&error.into(), args.json),

@@ -57,6 +57,11 @@ pub struct ServeArgs {
     /// writes only in its environment and a private TMPDIR, and has no network).
     #[arg(long)]
     pub sandbox: bool,
+    /// Admit an unsandboxed execute's `cwd` inside DIR too, besides the environment's root, as
+    /// `uv run` runs where it is started; repeatable (a relative DIR is taken from the current
+    /// directory). `initialize` lists them as `allowed_cwds`.
+    #[arg(long, value_name = "DIR", value_parser = parse_allowed_dir)]
+    pub allow_cwd: Vec<PathBuf>,
     /// A directory or URL every install looks in for packages, before the request's own;
     /// repeatable (a relative path is taken from the current directory).
     #[arg(long, value_name = "DIR|URL", value_parser = parse_location)]
@@ -137,6 +142,7 @@ impl ServeArgs {
         config.stdlib_venv = self.stdlib_venv;
         config.seed_pip = self.seed_pip;
         config.sandbox = self.sandbox;
+        config.allowed_cwds = self.allow_cwd;
         config.python_downloads = self.python_downloads;
         config.listen.addresses = self.listen;
         config.listen.allowed_uids = self.allow_uid;
@@ -227,6 +233,15 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         _ => return Err(format!("`{text}` is not a duration (try 5s, 500ms or 5)")),
     };
     Duration::try_from_secs_f64(value * scale).map_err(|e| format!("`{text}`: {e}"))
+}
+
+/// An existing directory, made absolute with every symlink resolved.
+fn parse_allowed_dir(text: &str) -> Result<PathBuf, String> {
+    let dir = std::fs::canonicalize(text).map_err(|e| format!("`{text}`: {e}"))?;
+    if !dir.is_dir() {
+        return Err(format!("`{text}` is not a directory"));
+    }
+    Ok(dir)
 }
 
 #[cfg(test)]

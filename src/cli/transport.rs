@@ -72,7 +72,12 @@ impl ServerCommand {
             }
             None => {
                 let exe = std::env::current_exe().map_err(TransportError::CurrentExe)?;
-                (exe.into_os_string(), vec!["serve".into()])
+                let mut args = vec!["serve".into()];
+                // Commands may run where the user is, as `uv run` does (see `wsp exec`).
+                if let Ok(here) = std::env::current_dir() {
+                    args.extend(["--allow-cwd".into(), here.into_os_string()]);
+                }
+                (exe.into_os_string(), args)
             }
         };
         args.extend(client.server.to_serve_flags());
@@ -165,8 +170,9 @@ mod tests {
     }
 
     #[test]
-    fn default_server_is_this_program_serving() {
+    fn default_server_is_this_program_serving_here() {
         let command = ServerCommand::from_args(&client_args(None)).unwrap();
-        assert_eq!(command.args, ["serve"]);
+        let here = std::env::current_dir().unwrap().into_os_string();
+        assert_eq!(command.args, ["serve".into(), "--allow-cwd".into(), here]);
     }
 }

@@ -9,4 +9,5 @@ mod support;
 mod cli;
 mod cli_install;
 mod cli_paths;
+mod exec_cwd;
 mod exec_output;

@@ -9,9 +9,9 @@
 pub mod backend;
 
 pub use backend::{
-    resolve_cwd, Answers, Backend, BackendError, BackendRequest, BackendService, BackendStack,
-    BoxBackend, ContainmentMode, DescribeRequest, Description, InstallRequest, InstallSource,
-    OutputChunk, OutputSink, ProgressSink, ProgressStep, ProvisionRequest, Provisioned,
-    ReleaseRequest, RunOptions, RunRequest, SandboxNetwork, SandboxPolicy, UninstallRequest,
-    WorkingDir, DEFAULT_MAX_OUTPUT_BYTES,
+    resolve_cwd, resolve_cwd_in, Answers, Backend, BackendError, BackendRequest, BackendService,
+    BackendStack, BoxBackend, ContainmentMode, DescribeRequest, Description, InstallRequest,
+    InstallSource, OutputChunk, OutputSink, ProgressSink, ProgressStep, ProvisionRequest,
+    Provisioned, ReleaseRequest, RunOptions, RunRequest, SandboxNetwork, SandboxPolicy,
+    UninstallRequest, WorkingDir, DEFAULT_MAX_OUTPUT_BYTES,
 };

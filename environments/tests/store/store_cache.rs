@@ -163,7 +163,10 @@ async fn list_of_an_unchanged_store_reads_no_file() {
         }
         let reads = read_syscalls() - before;
         // A read and parse of the index per call would be at least `rounds` reads.
-        assert!(reads < rounds / 10, "{what}: {reads} reads for {rounds} lists");
+        assert!(
+            reads < rounds / 10,
+            "{what}: {reads} reads for {rounds} lists"
+        );
     }
 }
 

@@ -55,7 +55,7 @@ pub use run_options::{
     DEFAULT_MAX_OUTPUT_BYTES,
 };
 pub use service::{Answers, BackendService, BackendStack, BoxBackend};
-pub use working_dir::{resolve_cwd, WorkingDir};
+pub use working_dir::{resolve_cwd, resolve_cwd_in, WorkingDir};
 
 /// An environment backend: what one kind of environment needs done, one method a step.
 ///

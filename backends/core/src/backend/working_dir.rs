@@ -41,19 +41,30 @@ impl AsFd for WorkingDir {
 /// `None` is the root itself. Otherwise the path must be absolute, exist, be a directory and,
 /// once every symlink is resolved, lie inside the (equally resolved) root.
 pub fn resolve_cwd(root: &Path, cwd: Option<&str>) -> Result<WorkingDir, String> {
+    resolve_cwd_in(root, &[], cwd)
+}
+
+/// [`resolve_cwd`], where a `cwd` may also lie inside one of `allowed` (directories a server
+/// admits besides the environment's root: `wsp serve --allow-cwd`), opened beneath it as
+/// strictly as beneath the root.
+pub fn resolve_cwd_in(
+    root: &Path,
+    allowed: &[PathBuf],
+    cwd: Option<&str>,
+) -> Result<WorkingDir, String> {
     let root = root.canonicalize().map_err(|error| {
         format!(
             "the environment root {} cannot be resolved: {error}",
             root.display()
         )
     })?;
-    let root_dir = open_dir(&root).map_err(|error| {
-        format!(
-            "the environment root {} cannot be opened: {error}",
-            root.display()
-        )
-    })?;
     let Some(cwd) = cwd else {
+        let root_dir = open_dir(&root).map_err(|error| {
+            format!(
+                "the environment root {} cannot be opened: {error}",
+                root.display()
+            )
+        })?;
         return Ok(WorkingDir {
             path: root,
             dir: Arc::new(root_dir),
@@ -66,32 +77,48 @@ pub fn resolve_cwd(root: &Path, cwd: Option<&str>) -> Result<WorkingDir, String>
     let resolved = requested
         .canonicalize()
         .map_err(|error| format!("cwd `{cwd}` cannot be resolved: {error}"))?;
-    let outside = || {
-        format!(
-            "cwd `{cwd}` resolves to {}, which is outside the environment root {}",
-            resolved.display(),
-            root.display()
-        )
-    };
-    let inside = resolved.strip_prefix(&root).map_err(|_| outside())?;
-    let inside = if inside.as_os_str().is_empty() {
-        Path::new(".")
+    let bases = std::iter::once(root.clone())
+        .chain(allowed.iter().filter_map(|dir| dir.canonicalize().ok()));
+    for base in bases {
+        let Ok(inside) = resolved.strip_prefix(&base) else {
+            continue;
+        };
+        let inside = if inside.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            inside
+        };
+        let place = if base == root {
+            format!("the environment root {}", base.display())
+        } else {
+            format!("the allowed directory {}", base.display())
+        };
+        let base_dir =
+            open_dir(&base).map_err(|error| format!("{place} cannot be opened: {error}"))?;
+        let dir =
+            open_beneath(&base_dir, &base, inside).map_err(|error| match error.raw_os_error() {
+                Some(libc::ENOTDIR) => format!("cwd `{cwd}` is not a directory"),
+                Some(libc::EXDEV) | Some(libc::ELOOP) => {
+                    format!("cwd `{cwd}` leads outside {place} (it changed while it was resolved)")
+                }
+                _ => format!("cwd `{cwd}` cannot be opened: {error}"),
+            })?;
+        return Ok(WorkingDir {
+            path: resolved,
+            dir: Arc::new(dir),
+        });
+    }
+    let also = if allowed.is_empty() {
+        String::new()
     } else {
-        inside
+        let dirs: Vec<String> = allowed.iter().map(|d| d.display().to_string()).collect();
+        format!(" and the allowed directories ({})", dirs.join(", "))
     };
-    let dir =
-        open_beneath(&root_dir, &root, inside).map_err(|error| match error.raw_os_error() {
-            Some(libc::ENOTDIR) => format!("cwd `{cwd}` is not a directory"),
-            Some(libc::EXDEV) | Some(libc::ELOOP) => format!(
-            "cwd `{cwd}` leads outside the environment root {} (it changed while it was resolved)",
-            root.display()
-        ),
-            _ => format!("cwd `{cwd}` cannot be opened: {error}"),
-        })?;
-    Ok(WorkingDir {
-        path: resolved,
-        dir: Arc::new(dir),
-    })
+    Err(format!(
+        "cwd `{cwd}` resolves to {}, which is outside the environment root {}{also}",
+        resolved.display(),
+        root.display()
+    ))
 }
 
 fn open_dir(path: &Path) -> io::Result<OwnedFd> {
