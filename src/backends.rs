@@ -41,6 +41,13 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
             tracing::warn!(%reason, "--sandbox: the sandbox is unavailable, so every execute that does not say \"sandbox\": false is refused");
         }
     }
+    // A --uv that names no uv is a mistake to say, not a reason to fall back to pip.
+    if let Some(uv) = &config.uv {
+        wsp_install::find_uv(Some(uv.clone())).map_err(|detail| StartError::Backend {
+            backend: "uv",
+            detail,
+        })?;
+    }
     let downloads = python_downloads(config);
     let default = built(config.backend, config, &store, &inventory, &downloads)?;
     let mut environments = Environments::new(store.clone(), name, default);

@@ -125,8 +125,8 @@ async fn an_interpreter_given_by_path_is_offered() {
 #[tokio::test]
 async fn the_uv_backend_without_uv_starts_and_answers_backend_unavailable() {
     let temp = tempfile::tempdir().unwrap();
-    let missing = temp.path().join("no-uv").display().to_string();
-    let mut server = Server::start(&["--backend", "uv", "--uv", &missing]);
+    let no_uv = [("PATH", "/usr/bin:/bin")];
+    let mut server = Server::start_with_env(temp.path(), &["--backend", "uv"], &no_uv);
     let init = server.initialize().await;
     assert_eq!(init["result"]["backend"], "uv");
     let response = server
@@ -143,4 +143,17 @@ async fn the_uv_backend_without_uv_starts_and_answers_backend_unavailable() {
         log.contains("uv backend is unavailable"),
         "a startup warning: {log}"
     );
+}
+
+#[tokio::test]
+async fn a_uv_given_that_is_no_uv_is_refused_at_startup_never_ignored() {
+    let temp = tempfile::tempdir().unwrap();
+    let missing = temp.path().join("no-uv").display().to_string();
+    for backend in ["venv", "uv"] {
+        let server = Server::start(&["--backend", backend, "--uv", &missing]);
+        let (status, log) = server.finish().await;
+        assert_ne!(status, 0, "--backend {backend}: {log}");
+        let said = format!("--uv {missing} is not an executable file");
+        assert!(log.contains(&said), "--backend {backend}: {log}");
+    }
 }
