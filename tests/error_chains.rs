@@ -3,7 +3,6 @@
 
 mod support;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
@@ -74,8 +73,7 @@ async fn a_spawn_failure_logs_the_io_error_that_caused_it() {
     );
     // An executable whose interpreter does not exist: exec fails with ENOENT.
     let program = root.join("bin").join("broken");
-    std::fs::write(&program, "#!/nonexistent/interpreter\n").unwrap();
-    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    support::write_executable(&program, "#!/nonexistent/interpreter\n");
 
     let failed = server
         .call(
