@@ -44,15 +44,19 @@ pub enum Command {
     Create {
         /// The environment's name (1-64 characters, unique).
         name: String,
-        /// The Python version: MAJOR.MINOR (newest patch) or MAJOR.MINOR.PATCH.
+        /// The Python version: MAJOR.MINOR (newest patch) or MAJOR.MINOR.PATCH. Default: the
+        /// newest that `wsp python list` shows (said on stderr).
         #[arg(long, value_name = "X.Y")]
-        python: String,
+        python: Option<String>,
         /// A package to install before the environment is committed (a PEP 508 requirement,
         /// a distribution's or a project's path, or a conda match spec); repeatable. A relative
         /// path is taken from the current directory.
         #[arg(short = 'p', long = "package", value_name = "PKG",
               value_parser = super::local_paths::parse_package)]
         packages: Vec<String>,
+        /// Install the requirements FILE lists too; repeatable (see `wsp install --help`).
+        #[arg(short = 'r', long = "requirement", value_name = "FILE")]
+        requirements: Vec<PathBuf>,
         /// Where to look for the packages.
         #[command(flatten)]
         source: SourceArgs,
@@ -81,10 +85,14 @@ pub enum Command {
         #[command(flatten)]
         client: ClientArgs,
     },
-    /// Delete an environment.
+    /// Delete an environment. On a terminal it asks first; elsewhere (a script, a pipe) it
+    /// doesn't.
     Delete {
         /// An environment id, or a name.
         target: String,
+        /// Delete without asking.
+        #[arg(long, short = 'y')]
+        yes: bool,
         /// Client options.
         #[command(flatten)]
         client: ClientArgs,
@@ -92,6 +100,16 @@ pub enum Command {
     /// Run a command inside an environment; its output and exit status pass through (with
     /// `--json` too: the result is printed as JSON and the status still passes through).
     Exec(ExecArgs),
+    /// Python interpreters.
+    #[command(subcommand)]
+    Python(PythonCommand),
+    /// Print a completion script for a shell, e.g.
+    /// `wsp completions bash > ~/.local/share/bash-completion/completions/wsp`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Send one raw request and print its result.
     Call {
         /// The method, e.g. `environment/list`.
@@ -104,15 +122,31 @@ pub enum Command {
     },
 }
 
-/// `wsp install ID|NAME PKG... [--upgrade]`.
+/// `wsp python ...`.
+#[derive(Debug, Subcommand)]
+pub enum PythonCommand {
+    /// List the interpreters a spawned server can create environments with (venv and uv
+    /// backends), newest first: VERSION, SOURCE, PATH. Found here, the way the server finds
+    /// them (`--interpreter` adds one).
+    List(ClientArgs),
+}
+
+/// `wsp install ID|NAME PKG... [-r FILE]... [--upgrade]`.
 #[derive(Debug, Args)]
 pub struct InstallArgs {
     /// An environment id, or a name.
     pub target: String,
     /// PEP 508 requirements or paths of distributions or projects (conda: match specs). A
     /// relative path is taken from the current directory.
-    #[arg(required = true, value_name = "PKG", value_parser = super::local_paths::parse_package)]
+    #[arg(required_unless_present = "requirements", value_name = "PKG",
+          value_parser = super::local_paths::parse_package)]
     pub packages: Vec<String>,
+    /// Install the requirements FILE lists; repeatable. One requirement or path per line, `#`
+    /// comments, `\` continuations, `-r OTHER` (taken from FILE's directory); other options
+    /// are refused (give --find-links, --index-url, --no-index here). A relative path in it is
+    /// taken from the current directory, as pip does.
+    #[arg(short = 'r', long = "requirement", value_name = "FILE")]
+    pub requirements: Vec<PathBuf>,
     /// Install the newest versions that satisfy the requirements, even over installed ones.
     #[arg(long, short = 'U')]
     pub upgrade: bool,
@@ -337,7 +371,7 @@ mod tests {
         else {
             panic!("not create");
         };
-        assert_eq!((name.as_str(), python.as_str()), ("demo", "3.12"));
+        assert_eq!((name.as_str(), python.as_deref()), ("demo", Some("3.12")));
         let client = cli.client.merge(client);
         assert!(client.json);
         let merged = client.server;

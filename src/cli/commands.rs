@@ -19,8 +19,7 @@ use wsp_protocol::{
 };
 use wsp_server::client::{Client, ClientError, Peer};
 
-use super::args::{ClientArgs, Command, SourceArgs};
-use super::exec::ExecRequest;
+use super::action::Action;
 use super::output;
 use super::progress::ProgressView;
 use super::transport::TransportError;
@@ -53,131 +52,6 @@ impl From<ClientError> for CliError {
     }
 }
 
-/// A client command, its arguments checked.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Action {
-    /// `wsp list`.
-    List,
-    /// `wsp create NAME --python X.Y [-p PKG]...`.
-    Create {
-        /// The name.
-        name: String,
-        /// The Python version.
-        python: String,
-        /// Packages to install before the environment is committed.
-        packages: Vec<String>,
-        /// Where to look for them.
-        source: SourceArgs,
-    },
-    /// `wsp install ID|NAME PKG...`.
-    Install {
-        /// An id or a name.
-        target: String,
-        /// What to install.
-        packages: Vec<String>,
-        /// Where to look.
-        source: SourceArgs,
-        /// `--upgrade`.
-        upgrade: bool,
-    },
-    /// `wsp uninstall ID|NAME PKG...`.
-    Uninstall {
-        /// An id or a name.
-        target: String,
-        /// The names.
-        packages: Vec<String>,
-    },
-    /// `wsp get ID|NAME`.
-    Get {
-        /// An id or a name.
-        target: String,
-    },
-    /// `wsp delete ID|NAME`.
-    Delete {
-        /// An id or a name.
-        target: String,
-    },
-    /// `wsp exec ID|NAME [--cwd DIR] [--env K=V]... [--timeout D] -- ARGV...`; its `id` is
-    /// the target until it is resolved.
-    Exec(ExecRequest),
-    /// `wsp call METHOD [JSON]`.
-    Call {
-        /// The method.
-        method: String,
-        /// The params, parsed.
-        params: Option<Value>,
-    },
-}
-
-impl Action {
-    /// The action and the client options given after the command's name (`serve` is not one).
-    pub fn from_command(command: Command) -> Result<(Action, ClientArgs), CliError> {
-        Ok(match command {
-            Command::Serve(_) => {
-                return Err(CliError::Usage("`serve` is not a client command".into()))
-            }
-            Command::List(client) => (Action::List, client),
-            Command::Create {
-                name,
-                python,
-                packages,
-                source,
-                client,
-            } => (
-                Action::Create {
-                    name,
-                    python,
-                    packages,
-                    source,
-                },
-                client,
-            ),
-            Command::Install(install) => (
-                Action::Install {
-                    target: install.target,
-                    packages: install.packages,
-                    source: install.source,
-                    upgrade: install.upgrade,
-                },
-                install.client,
-            ),
-            Command::Uninstall {
-                target,
-                packages,
-                client,
-            } => (Action::Uninstall { target, packages }, client),
-            Command::Get { target, client } => (Action::Get { target }, client),
-            Command::Delete { target, client } => (Action::Delete { target }, client),
-            Command::Exec(exec) => (
-                Action::Exec(ExecRequest {
-                    id: exec.target,
-                    cwd: exec.cwd.map(|cwd| made_absolute(&cwd)),
-                    env: exec.env,
-                    argv: exec.argv,
-                    timeout: exec.timeout,
-                    no_stdin: exec.no_stdin,
-                    max_output_bytes: exec.max_output_bytes,
-                    strict_output: exec.strict_output,
-                }),
-                exec.client,
-            ),
-            Command::Call {
-                method,
-                params,
-                client,
-            } => {
-                let params = match params {
-                    Some(text) => Some(serde_json::from_str(&text).map_err(|e| {
-                        CliError::Usage(format!("the params `{text}` are not JSON: {e}"))
-                    })?),
-                    None => None,
-                };
-                (Action::Call { method, params }, client)
-            }
-        })
-    }
-}
-
 /// Runs one action on an initialized session and prints its outcome; returns the exit status.
 pub async fn perform<R, W, P>(
     client: &mut Client<R, W, P>,
@@ -203,6 +77,7 @@ where
             packages,
             source,
         } => {
+            let python = python.ok_or_else(|| CliError::Usage("--python is needed".into()))?;
             let version_request = python
                 .parse()
                 .map_err(|reason| CliError::Usage(format!("--python `{python}`: {reason}")))?;
@@ -251,8 +126,13 @@ where
             let details = client.call::<Get>(&IdParams { id }).await?;
             print_details(&details, json)?;
         }
-        Action::Delete { target } => {
+        Action::Delete { target, confirm } => {
             let (id, name) = resolve(client, &target).await?;
+            if let (true, Some(name)) = (confirm, &name) {
+                if !super::confirm::delete(&id, name).await? {
+                    return Ok(super::status::DECLINED);
+                }
+            }
             let deleted = client
                 .call::<Delete>(&DeleteParams { id: id.clone() })
                 .await?;
@@ -361,7 +241,7 @@ pub(super) fn print_json(result: &impl Serialize) -> Result<i32, CliError> {
     Ok(super::status::OK)
 }
 
-fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
+pub(super) fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
     let mut stdout = io::stdout().lock();
     stdout
         .write_all(bytes)
@@ -369,17 +249,9 @@ fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
         .map_err(CliError::Output)
 }
 
-/// `path` made absolute against this program's working directory (unchanged if it can't be).
-fn made_absolute(path: &str) -> String {
-    std::path::absolute(path)
-        .map(|absolute| absolute.display().to_string())
-        .unwrap_or_else(|_| path.to_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn exit_codes_map_like_a_shell() {
@@ -389,22 +261,5 @@ mod tests {
         assert_eq!(shell_status(-15), 143);
         assert_eq!(shell_status(300), 255);
         assert_eq!(shell_status(i64::MIN), 255);
-    }
-
-    #[test]
-    fn call_params_must_be_json() {
-        let call = |params: &str| Command::Call {
-            method: "environment/list".into(),
-            params: Some(params.into()),
-            client: ClientArgs::default(),
-        };
-        assert!(matches!(
-            Action::from_command(call("{nope")),
-            Err(CliError::Usage(_))
-        ));
-        let Ok((Action::Call { params, .. }, _)) = Action::from_command(call("{}")) else {
-            panic!("not parsed");
-        };
-        assert_eq!(params, Some(json!({})));
     }
 }

@@ -6,19 +6,23 @@
 //! `--connect unix:PATH` (or `WSP_CONNECT`) it talks to a running `wsp serve --listen` instead,
 //! and closing the connection ends its session.
 //!
-//! Exit statuses ([`status`]): 0 success; 1 the server answered with a JSON-RPC error (printed to
-//! stderr as `error CODE: MESSAGE` and the data pretty-printed; with `--json`, the error object as
-//! one JSON line); 2 a usage or transport error (bad arguments, a server that won't start, closes
+//! Exit statuses ([`status`]): 0 success; 1 the server answered with a JSON-RPC error (said once
+//! on stderr, see [`output::rpc_error`]; with `--json`, the error object as one JSON line) or
+//! `wsp delete`'s question was answered no; 2 a usage or transport error (bad arguments, a server that won't start, closes
 //! early or sends an undecodable frame). `wsp exec` exits with the command's own status, a command
 //! killed by signal N giving 128+N; with `--json` it prints the result (which holds `exit_code`)
 //! and exits 0.
 
+pub mod action;
 pub mod args;
 pub mod commands;
+pub mod confirm;
 pub mod exec;
 pub mod local_paths;
 pub mod output;
 pub mod progress;
+pub mod pythons;
+pub mod requirements;
 pub mod serve_args;
 pub mod transport;
 
@@ -26,8 +30,9 @@ use std::io::Write;
 use wsp_protocol::error_chain::chain_message;
 
 use crate::listen::ListenAddress;
-use args::{Cli, ClientArgs, Command};
-use commands::{Action, CliError};
+use action::Action;
+use args::{Cli, ClientArgs, Command, PythonCommand};
+use commands::CliError;
 use tokio::io::{AsyncRead, AsyncWrite};
 use transport::{ServerCommand, TransportError};
 use wsp_server::client::{describe_status, Client, Peer};
@@ -38,6 +43,8 @@ pub mod status {
     pub const OK: i32 = 0;
     /// The server answered with a JSON-RPC error.
     pub const RPC_ERROR: i32 = 1;
+    /// The user answered no to `wsp delete`'s question.
+    pub const DECLINED: i32 = 1;
     /// A usage or transport error.
     pub const FAILURE: i32 = 2;
 }
@@ -45,13 +52,65 @@ pub mod status {
 /// Runs a parsed command line; returns the process exit status.
 pub fn main(cli: Cli) -> i32 {
     let Cli { client, command } = cli;
-    if let Command::Serve(args) = command {
-        return serve_command(client, args);
+    match command {
+        Command::Serve(args) => return serve_command(client, args),
+        Command::Python(PythonCommand::List(after)) => return python_list(client.merge(after)),
+        Command::Completions { shell } => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            // Into a buffer first: clap_complete panics on a write error (a closed pipe).
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command, "wsp", &mut script);
+            return match commands::write_stdout(&script) {
+                Ok(()) => status::OK,
+                Err(error) => report(&error, false),
+            };
+        }
+        _ => {}
     }
     match Action::from_command(command) {
         Ok((action, after)) => run_client(client.merge(after), action),
         Err(error) => report(&error, client.json),
     }
+}
+
+/// `wsp python list`: the interpreters a spawned server would find, found here.
+pub fn python_list(args: ClientArgs) -> i32 {
+    if let Some(why) = pythons::not_local(&args.server, args.connect.is_some()) {
+        let usage = format!("`wsp python list` shows this machine's interpreters, but {why}");
+        return report(&CliError::Usage(usage), args.json);
+    }
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(error) => return report(&error, args.json),
+    };
+    let found = runtime.block_on(pythons::find(&args.server));
+    let printed = if args.json {
+        commands::print_json(&found).map(|_| ())
+    } else {
+        commands::write_stdout(pythons::table(&found).as_bytes())
+    };
+    match printed {
+        Ok(()) => status::OK,
+        Err(error) => report(&error, args.json),
+    }
+}
+
+/// A `wsp create` without `--python` gets the newest interpreter found.
+async fn with_default_python(action: Action, args: &ClientArgs) -> Result<Action, CliError> {
+    Ok(match action {
+        Action::Create {
+            name,
+            python: None,
+            packages,
+            source,
+        } => Action::Create {
+            python: Some(pythons::default_version(&args.server, args.connect.is_some()).await?),
+            name,
+            packages,
+            source,
+        },
+        other => other,
+    })
 }
 
 /// `wsp serve`: checks that only server options were given, then runs the server.
@@ -89,7 +148,12 @@ pub fn run_client(args: ClientArgs, action: Action) -> i32 {
         Ok(runtime) => runtime,
         Err(error) => return report(&error, args.json),
     };
+    let verb = action.verb();
     runtime.block_on(async {
+        let action = match with_default_python(action, &args).await {
+            Ok(action) => action,
+            Err(error) => return report(&error, args.json),
+        };
         let (mut client, log) = match server.spawn(args.verbose) {
             Ok(spawned) => spawned,
             Err(error) => return report(&error.into(), args.json),
@@ -99,7 +163,7 @@ pub fn run_client(args: ClientArgs, action: Action) -> i32 {
         let (code, transport_failed) = match &outcome {
             Ok(code) => (*code, false),
             Err(error) => (
-                report(error, args.json),
+                report_during(error, args.json, verb),
                 matches!(error, CliError::Transport(_)),
             ),
         };
@@ -140,7 +204,12 @@ fn run_connected(args: &ClientArgs, address: ListenAddress, action: Action) -> i
         Ok(runtime) => runtime,
         Err(error) => return report(&error, args.json),
     };
+    let verb = action.verb();
     runtime.block_on(async {
+        let action = match with_default_python(action, args).await {
+            Ok(action) => action,
+            Err(error) => return report(&error, args.json),
+        };
         let stream = match tokio::net::UnixStream::connect(&path).await {
             Ok(stream) => stream,
             Err(source) => {
@@ -157,7 +226,7 @@ fn run_connected(args: &ClientArgs, address: ListenAddress, action: Action) -> i
         let _ = client.finish().await;
         match outcome {
             Ok(code) => code,
-            Err(error) => report(&error, args.json),
+            Err(error) => report_during(&error, args.json, verb),
         }
     })
 }
@@ -189,9 +258,14 @@ where
 
 /// Prints an error to stderr and returns the exit status it calls for.
 pub fn report(error: &CliError, json: bool) -> i32 {
+    report_during(error, json, None)
+}
+
+/// [`report`] for the command `verb` (`install`, ...), which a failure's text names.
+pub fn report_during(error: &CliError, json: bool, verb: Option<&str>) -> i32 {
     let (text, code) = match error {
         CliError::Rpc(rpc) if json => (output::rpc_error_json(rpc), status::RPC_ERROR),
-        CliError::Rpc(rpc) => (output::rpc_error(rpc), status::RPC_ERROR),
+        CliError::Rpc(rpc) => (output::rpc_error(rpc, verb), status::RPC_ERROR),
         other => (format!("wsp: {}\n", chain_message(other)), status::FAILURE),
     };
     let _ = std::io::stderr().lock().write_all(text.as_bytes());

@@ -133,15 +133,75 @@ fn indent(text: &str, prefix: &str) -> String {
         .collect()
 }
 
-/// A JSON-RPC error for people: `error CODE: MESSAGE`, then the data pretty-printed.
-pub fn rpc_error(error: &ErrorObjectOwned) -> String {
-    let mut out = format!("error {}: {}\n", error.code(), error.message());
-    if let Some(data) = error.data() {
-        let pretty = serde_json::from_str::<Value>(data.get())
-            .and_then(|value| serde_json::to_string_pretty(&value))
-            .unwrap_or_else(|_| data.get().to_owned());
-        out.push_str(&pretty);
-        out.push('\n');
+/// A JSON-RPC error for people, each fact said once.
+///
+/// A failure with a `reason` and a `detail` (`-31004`) is `wsp: VERB failed: DETAIL`, the reason
+/// in parentheses when the verb doesn't already say it (`wsp: create failed (channel-unavailable):
+/// ...`). Any other error is `wsp: error CODE: MESSAGE`. Then the data's other members, one per
+/// line (each violation's message; lists joined), leaving out what the message already says.
+pub fn rpc_error(error: &ErrorObjectOwned, verb: Option<&str>) -> String {
+    let data: Option<Value> = error
+        .data()
+        .and_then(|d| serde_json::from_str(d.get()).ok());
+    let failure = data
+        .as_ref()
+        .and_then(|data| Some((data.get("reason")?.as_str()?, data.get("detail")?.as_str()?)));
+    let (mut out, said) = match (failure, verb) {
+        (Some((reason, detail)), Some(verb)) => {
+            let qualifier = if reason == format!("{verb}-failed") {
+                String::new()
+            } else {
+                format!(" ({reason})")
+            };
+            let line = format!("wsp: {verb} failed{qualifier}:{}", multi_line(detail));
+            (line, vec!["reason", "detail"])
+        }
+        _ => (
+            format!("wsp: error {}: {}\n", error.code(), error.message()),
+            Vec::new(),
+        ),
+    };
+    let Some(data) = data else {
+        return out;
+    };
+    let Value::Object(members) = data else {
+        let _ = writeln!(out, "  {data}");
+        return out;
+    };
+    for (key, value) in members {
+        if said.contains(&key.as_str()) {
+            continue;
+        }
+        match (&*key, &value) {
+            ("violations", Value::Array(violations)) => {
+                for violation in violations {
+                    let message = violation.get("message").unwrap_or(violation);
+                    let _ = writeln!(out, "  - {}", extra_value(message));
+                }
+            }
+            (_, Value::String(text)) if out.contains(text.as_str()) => {}
+            (_, Value::Array(items)) => {
+                let items: Vec<String> = items.iter().map(extra_value).collect();
+                let _ = writeln!(out, "  {}: {}", printable(&key), items.join(", "));
+            }
+            _ => {
+                let _ = writeln!(out, "  {}: {}", printable(&key), extra_value(&value));
+            }
+        }
+    }
+    out
+}
+
+/// `text` after a colon: on the same line when it is one line, else each of its lines
+/// indented on lines of their own.
+fn multi_line(text: &str) -> String {
+    let text = text.trim_end();
+    if !text.contains('\n') {
+        return format!(" {}\n", printable(text));
+    }
+    let mut out = String::from("\n");
+    for line in text.lines() {
+        let _ = writeln!(out, "  {}", printable(line));
     }
     out
 }
@@ -150,7 +210,7 @@ pub fn rpc_error(error: &ErrorObjectOwned) -> String {
 pub fn rpc_error_json(error: &ErrorObjectOwned) -> String {
     match serde_json::to_string(error) {
         Ok(json) => format!("{json}\n"),
-        Err(_) => rpc_error(error),
+        Err(_) => rpc_error(error, None),
     }
 }
 
@@ -201,12 +261,36 @@ mod tests {
     #[test]
     fn errors_show_code_message_and_data() {
         let error = wsp_protocol::error::python_version_unavailable("3.99", &["3.12.8".into()]);
-        let text = rpc_error(&error);
-        assert!(
-            text.starts_with("error -31003: Python 3.99 is not available\n{\n"),
-            "{text}"
+        let text = rpc_error(&error, Some("create"));
+        assert_eq!(
+            text,
+            "wsp: error -31003: Python 3.99 is not available\n  available: 3.12.8\n"
         );
         let parsed: Value = serde_json::from_str(&rpc_error_json(&error)).unwrap();
         assert_eq!(parsed["data"]["available"], json!(["3.12.8"]));
+    }
+
+    #[test]
+    fn a_failure_is_said_once_naming_the_command() {
+        let reason = wsp_protocol::FailureReason::InstallFailed;
+        let error = wsp_protocol::error::execution_failed(&reason, "no six", None);
+        assert_eq!(
+            rpc_error(&error, Some("install")),
+            "wsp: install failed: no six\n"
+        );
+        assert_eq!(
+            rpc_error(&error, Some("create")),
+            "wsp: create failed (install-failed): no six\n"
+        );
+        let two_lines = wsp_protocol::error::execution_failed(&reason, "a\nb\n", None);
+        assert_eq!(
+            rpc_error(&two_lines, Some("install")),
+            "wsp: install failed:\n  a\n  b\n"
+        );
+        let missing = wsp_protocol::error::environment_not_found("env-000000000000");
+        assert_eq!(
+            rpc_error(&missing, Some("get")),
+            "wsp: error -31001: Environment not found: env-000000000000\n"
+        );
     }
 }

@@ -14,8 +14,10 @@ use wsp_server::client::{ClientError, ProcessClient};
 use super::args::ClientArgs;
 
 /// The log filter a spawned server gets unless `WSP_LOG` or `RUST_LOG` is set: its warnings and
-/// errors show on the client's stderr, its per-request chatter does not.
-pub const QUIET_LOG_FILTER: &str = "warn";
+/// errors show on the client's stderr, its per-request chatter does not, and neither does its
+/// warning about a failure it answers (`wsp_environments::failure`): the CLI tells that failure
+/// once, from the answer.
+pub const QUIET_LOG_FILTER: &str = "warn,wsp_environments::failure=error";
 
 /// Why talking to the server failed (exit status 2).
 #[derive(Debug, thiserror::Error)]

@@ -141,11 +141,28 @@ fn install_and_uninstall_with_plain_progress_lines() {
         &["install", "box", "wsp-nowhere", "--no-index"],
     );
     assert_eq!(failed.status.code(), Some(1), "a JSON-RPC error");
+    // Said once, in the CLI's words: no server warning, no code and data repeating it.
     let error = text(&failed.stderr);
-    assert!(
-        error.contains("-31004") && error.contains("install-failed"),
-        "{error}"
+    assert_eq!(error.matches("wsp: install failed:").count(), 1, "{error}");
+    for repeated in [
+        "WARN",
+        "-31004",
+        "Execution failed",
+        "\"detail\"",
+        "install-failed",
+    ] {
+        assert!(!error.contains(repeated), "{repeated} in {error}");
+    }
+    let with_json = wsp(
+        &state,
+        With::Uv,
+        &["install", "box", "wsp-nowhere", "--no-index", "--json"],
     );
+    let object = text(&with_json.stderr);
+    let object: serde_json::Value =
+        serde_json::from_str(object.lines().last().unwrap_or("")).expect("the error object");
+    assert_eq!(object["code"], -31004);
+    assert_eq!(object["data"]["reason"], "install-failed");
 }
 
 #[test]

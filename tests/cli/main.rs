@@ -7,7 +7,10 @@ mod install_support;
 mod support;
 
 mod cli;
+mod cli_delete;
 mod cli_install;
 mod cli_paths;
+mod cli_python;
+mod cli_requirements;
 mod exec_cwd;
 mod exec_output;

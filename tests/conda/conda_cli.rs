@@ -65,3 +65,26 @@ fn conda_create_and_exec_through_the_cli_offline() {
     );
     assert_eq!(String::from_utf8_lossy(&ran.stdout).trim(), prefix);
 }
+
+#[test]
+fn an_unreachable_channel_is_said_once() {
+    let temp = tempfile::tempdir().unwrap();
+    let absent = format!("file://{}", temp.path().join("no-channel").display());
+    let failed = Command::new(env!("CARGO_BIN_EXE_wsp"))
+        .arg("--state-dir")
+        .arg(temp.path().join("state"))
+        .args(["--backend", "conda", "create", "demo", "--python", "3.12"])
+        .args(["--channel", &absent])
+        .env_remove("WSP_LOG")
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    assert_eq!(failed.status.code(), Some(1));
+    let error = String::from_utf8_lossy(&failed.stderr);
+    let said = "wsp: create failed (channel-unavailable): ";
+    assert_eq!(error.matches(said).count(), 1, "{error}");
+    assert_eq!(error.matches("no-channel/noarch").count(), 1, "{error}");
+    for repeated in ["WARN", "-31004", "\"detail\""] {
+        assert!(!error.contains(repeated), "{repeated} in {error}");
+    }
+}

@@ -94,3 +94,27 @@ fn the_auth_layer_example_rejects_requests_without_the_token() {
     );
     assert!(stdout.contains(r#""id":2,"result":{"#), "{stdout}");
 }
+
+#[test]
+fn the_serve_backend_example_serves_its_backend_over_stdio() {
+    let state = tempfile::tempdir().expect("a state directory");
+    let input = frames(&[
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"client_name":"me","client_protocol_version":"0.1.0"}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"environment/create","params":{"name":"mine","python_version":"3.12"}}"#,
+    ]);
+    let mut command = Command::new(example("serve_backend"));
+    command.arg(state.path());
+    let (status, stdout) = run_with_input(command, input);
+    assert_eq!(status, 0, "{stdout}");
+    assert!(stdout.contains(r#""backend":"stdlib-venv""#), "{stdout}");
+    assert!(stdout.contains(r#""environment/execute""#), "{stdout}");
+    assert!(
+        stdout.contains(r#""id":2,"result":{"id":"env-"#),
+        "{stdout}"
+    );
+    assert!(stdout.contains(r#""name":"mine""#), "{stdout}");
+    let listed = std::fs::read_dir(state.path().join("environments"))
+        .expect("the environments directory")
+        .count();
+    assert_eq!(listed, 1, "one environment on disk");
+}

@@ -284,3 +284,23 @@ pub fn venv_environments(state_dir: &Path) -> wsp_environments::Environments {
     let backend = wsp_backend_venv::VenvBackend::new(inventory, Default::default());
     wsp_environments::Environments::new(store, "venv", backend)
 }
+
+/// Writes an executable file that a test then runs.
+///
+/// Written by a child process: a descriptor open for writing in this process would be inherited
+/// by a command another test thread forks meanwhile, and until that command's exec closes it,
+/// running the file fails with `ETXTBSY` (renaming the file would not help: the inherited
+/// descriptor is on the same inode).
+pub fn write_executable(path: &Path, contents: &str) {
+    let mut writer = std::process::Command::new("sh")
+        .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+        .arg(path)
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    let mut stdin = writer.stdin.take().expect("a pipe to sh");
+    std::io::Write::write_all(&mut stdin, contents.as_bytes()).expect("the file is written");
+    drop(stdin);
+    let status = writer.wait().expect("sh ends");
+    assert!(status.success(), "writing {}: {status}", path.display());
+}

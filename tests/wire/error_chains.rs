@@ -1,7 +1,6 @@
 //! A failure with a real cause, through the real `wsp serve` binary: the `-31004` says why in
 //! its detail, and the server's log line for it carries the cause's message under `caused_by`.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
 use crate::support::{error_code, Server};
@@ -72,8 +71,7 @@ async fn a_spawn_failure_logs_the_io_error_that_caused_it() {
     );
     // An executable whose interpreter does not exist: exec fails with ENOENT.
     let program = root.join("bin").join("broken");
-    std::fs::write(&program, "#!/nonexistent/interpreter\n").unwrap();
-    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    crate::support::write_executable(&program, "#!/nonexistent/interpreter\n");
 
     let failed = server
         .call(

@@ -2,10 +2,10 @@
 //! decoding and process-group cleanup.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::execute_support::write_script;
 use tempfile::TempDir;
 use wsp_backend::BackendError;
 use wsp_exec::{
@@ -66,13 +66,6 @@ impl Env {
     async fn sh(&self, script: &str) -> ExecuteResult {
         self.run_env(&["sh", "-c", script], &[], &[]).await.unwrap()
     }
-}
-
-fn write_script(dir: &Path, name: &str, body: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
 }
 
 fn spawn_failed_detail(result: Result<ExecuteResult, BackendError>) -> String {

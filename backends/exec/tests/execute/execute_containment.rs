@@ -181,8 +181,7 @@ async fn pid_namespaces_keep_exit_statuses_output_and_spawn_errors() {
 
         // execve itself fails (no such interpreter), after the namespace was entered.
         let broken = env.path("broken");
-        std::fs::write(&broken, "#!/nonexistent-wsp-interpreter\n").unwrap();
-        crate::execute_support::make_executable(&broken);
+        crate::execute_support::write_executable(&broken, "#!/nonexistent-wsp-interpreter\n");
         match env.run(&[broken.to_str().unwrap()], contained(mode)).await {
             Err(BackendError::Failed { reason, detail, .. }) => {
                 assert_eq!(reason, "spawn-failed", "{detail}");

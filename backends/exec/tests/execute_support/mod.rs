@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -78,13 +77,28 @@ exec sleep 300"#,
 
 pub fn write_script(dir: &Path, name: &str, body: &str) -> PathBuf {
     let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    make_executable(&path);
+    write_executable(&path, &format!("#!/bin/sh\n{body}\n"));
     path
 }
 
-pub fn make_executable(path: &Path) {
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+/// Writes an executable file that a test then runs.
+///
+/// Written by a child process: a descriptor open for writing in this process would be inherited
+/// by a command another test thread forks meanwhile, and until that command's exec closes it,
+/// running the file fails with `ETXTBSY` (renaming the file would not help: the inherited
+/// descriptor is on the same inode).
+pub fn write_executable(path: &Path, contents: &str) {
+    let mut writer = std::process::Command::new("sh")
+        .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+        .arg(path)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    let mut stdin = writer.stdin.take().expect("a pipe to sh");
+    std::io::Write::write_all(&mut stdin, contents.as_bytes()).expect("the file is written");
+    drop(stdin);
+    let status = writer.wait().expect("sh ends");
+    assert!(status.success(), "writing {}: {status}", path.display());
 }
 
 /// Whether `pid` is a live process (a zombie counts as gone).
@@ -273,9 +287,13 @@ pub fn rerun_unprivileged(module: &str, tests: &[&str]) {
         .expect("the home is open");
     // A copy the other user can run wherever the checkout lies (a home of mode 0700, say).
     let exe = home.path().join("tests");
-    std::fs::copy(std::env::current_exe().expect("the test binary"), &exe)
-        .expect("the test binary is copied");
-    std::fs::set_permissions(&exe, PermissionsExt::from_mode(0o755)).expect("it can be run");
+    let copied = std::process::Command::new("cp")
+        .arg(std::env::current_exe().expect("the test binary"))
+        .arg(&exe)
+        .status()
+        .expect("cp runs");
+    // Copied by a child process, for the reason `write_executable` gives; cp keeps the mode.
+    assert!(copied.success(), "the test binary is copied");
     let id = UNPRIVILEGED.to_string();
     for test in tests {
         let output = std::process::Command::new("setpriv")

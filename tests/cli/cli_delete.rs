@@ -1,0 +1,96 @@
+//! `wsp delete` over the real binary: a terminal is asked first (no keeps the environment and
+//! exits 1, yes deletes it), `--yes` asks nothing, and without a terminal nothing is asked.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+const WSP: &str = env!("CARGO_BIN_EXE_wsp");
+
+/// Runs `wsp ARGS...` on a pseudo-terminal (Python's pty module) that is fed `typed`; returns
+/// the exit status and everything the terminal showed.
+fn on_a_terminal(args: &[&str], typed: &str) -> (Option<i32>, String) {
+    let script = "import os, pty, sys\n\
+                  out = []\n\
+                  def read(fd):\n    data = os.read(fd, 65536)\n    out.append(data)\n    return data\n\
+                  status = pty.spawn(sys.argv[1:], read)\n\
+                  sys.stdout.buffer.write(b''.join(out))\n\
+                  sys.exit(os.waitstatus_to_exitcode(status))\n";
+    let python = wsp_testing::conda::pyenv_root()
+        .expect("pyenv")
+        .join("versions/3.12.1/bin/python3.12");
+    let mut child = Command::new(python)
+        .args(["-c", script, WSP])
+        .args(args)
+        .env_remove("WSP_HOME")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python runs");
+    // The terminal holds the line until wsp reads its answer.
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(typed.as_bytes()).expect("typed");
+    drop(stdin);
+    let output = child.wait_with_output().expect("python ends");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+fn wsp(state: &Path, args: &[&str]) -> Output {
+    Command::new(WSP)
+        .arg("--state-dir")
+        .arg(state)
+        .args(args)
+        .env_remove("WSP_HOME")
+        .stdin(Stdio::null())
+        .output()
+        .expect("wsp runs")
+}
+
+fn names(state: &Path) -> String {
+    String::from_utf8_lossy(&wsp(state, &["list"]).stdout).into_owned()
+}
+
+#[test]
+fn delete_asks_a_terminal_and_nobody_else() {
+    let temp = tempfile::tempdir().unwrap();
+    let state = temp.path().join("state");
+    for name in ["kept", "piped", "forced"] {
+        let created = wsp(&state, &["create", name, "--python", "3.12"]);
+        assert!(created.status.success(), "{created:?}");
+    }
+    let state_text = state.display().to_string();
+    let delete = |name: &str, extra: &[&str]| -> Vec<String> {
+        ["--state-dir", &state_text, "delete", name]
+            .iter()
+            .chain(extra)
+            .map(|word| (*word).to_owned())
+            .collect()
+    };
+    let on_a_terminal = |args: Vec<String>, typed: &str| {
+        on_a_terminal(&args.iter().map(String::as_str).collect::<Vec<_>>(), typed)
+    };
+
+    let (status, shown) = on_a_terminal(delete("kept", &[]), "n\n");
+    assert_eq!(status, Some(1), "{shown}");
+    assert!(shown.contains("Delete env-"), "{shown}");
+    assert!(shown.contains("(kept) and its files? [y/N]"), "{shown}");
+    assert!(shown.contains("wsp: not deleted"), "{shown}");
+    assert!(names(&state).contains("kept"), "a no keeps it");
+
+    let (status, shown) = on_a_terminal(delete("kept", &[]), "y\n");
+    assert_eq!(status, Some(0), "{shown}");
+    assert!(shown.contains("deleted env-"), "{shown}");
+    assert!(!names(&state).contains("kept"), "a yes deletes it");
+
+    let (status, shown) = on_a_terminal(delete("forced", &["--yes"]), "");
+    assert_eq!(status, Some(0), "{shown}");
+    assert!(!shown.contains("[y/N]"), "--yes asks nothing: {shown}");
+
+    let piped = wsp(&state, &["delete", "piped"]);
+    assert!(piped.status.success(), "{piped:?}");
+    assert!(!String::from_utf8_lossy(&piped.stderr).contains("[y/N]"));
+    assert_eq!(names(&state), "no environments\n");
+}

@@ -1,0 +1,160 @@
+//! `wsp python list` and `wsp create` without `--python`, over the real binary and pyenv's
+//! interpreters; shell completions.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+const WSP: &str = env!("CARGO_BIN_EXE_wsp");
+
+fn wsp(state: &Path, args: &[&str]) -> Output {
+    Command::new(WSP)
+        .arg("--state-dir")
+        .arg(state)
+        .args(args)
+        .env_remove("WSP_HOME")
+        .stdin(Stdio::null())
+        .output()
+        .expect("wsp runs")
+}
+
+#[track_caller]
+fn stdout_of(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "{:?}\nstderr: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn version_key(version: &str) -> Vec<u64> {
+    version
+        .split('.')
+        .map(|n| n.parse().expect("a number"))
+        .collect()
+}
+
+#[test]
+fn python_list_shows_every_interpreter_newest_first() {
+    let temp = tempfile::tempdir().unwrap();
+    let state = temp.path().join("state");
+    let pyenv = wsp_testing::conda::pyenv_root().expect("pyenv");
+    let python312 = pyenv.join("versions/3.12.1/bin/python3.12");
+
+    let listed: Value =
+        serde_json::from_str(&stdout_of(&wsp(&state, &["python", "list", "--json"])))
+            .expect("one JSON array");
+    let listed = listed.as_array().expect("an array");
+    let versions: Vec<Vec<u64>> = listed
+        .iter()
+        .map(|python| version_key(python["version"].as_str().expect("a version")))
+        .collect();
+    let mut sorted = versions.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(versions, sorted, "newest first: {listed:?}");
+    assert!(
+        listed
+            .iter()
+            .any(|python| python["path"] == python312.display().to_string()
+                && python["version"] == "3.12.1"
+                && python["source"] == "pyenv"),
+        "{listed:?}"
+    );
+
+    let table = stdout_of(&wsp(&state, &["python", "list"]));
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    assert_eq!(header, ["VERSION", "SOURCE", "PATH"]);
+    assert_eq!(table.lines().count(), listed.len() + 1, "{table}");
+
+    // A configured interpreter is listed as such; the conda backend's Pythons aren't local.
+    // A script of its own (a symlink would be the same file as pyenv's, listed once), reaching
+    // the interpreter through a link whose name doesn't say pyenv (or it is taken for a shim).
+    let bin = temp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(&python312, bin.join("real")).unwrap();
+    let copy = bin.join("python3.12");
+    let script = format!("#!/bin/sh\nexec '{}' \"$@\"\n", bin.join("real").display());
+    crate::support::write_executable(&copy, &script);
+    let copy_text = copy.display().to_string();
+    let with_configured = stdout_of(&wsp(
+        &state,
+        &["python", "list", "--interpreter", &copy_text],
+    ));
+    assert!(
+        with_configured
+            .lines()
+            .any(|line| line.contains("configured") && line.ends_with(&copy_text)),
+        "{with_configured}"
+    );
+    let conda = wsp(&state, &["--backend", "conda", "python", "list"]);
+    assert_eq!(conda.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&conda.stderr).contains("installs Python from its channels"));
+}
+
+#[test]
+fn create_without_python_takes_the_newest_and_says_so() {
+    let temp = tempfile::tempdir().unwrap();
+    let state = temp.path().join("state");
+    let listed: Value =
+        serde_json::from_str(&stdout_of(&wsp(&state, &["python", "list", "--json"]))).unwrap();
+    let newest = listed[0]["version"]
+        .as_str()
+        .expect("an interpreter")
+        .to_owned();
+    let minor = newest.rsplit_once('.').expect("X.Y.Z").0.to_owned();
+
+    let created = wsp(&state, &["create", "default", "--json"]);
+    let details: Value = serde_json::from_str(&stdout_of(&created)).expect("details");
+    assert_eq!(details["python_version"], minor.as_str());
+    assert_eq!(details["extra"]["python_full_version"], newest.as_str());
+    let said = String::from_utf8_lossy(&created.stderr).into_owned();
+    assert!(
+        said.contains(&format!(
+            "wsp: no --python given: using {minor}, the newest found ({newest} at "
+        )),
+        "{said}"
+    );
+}
+
+#[test]
+fn completions_for_bash_zsh_and_fish() {
+    for shell in ["bash", "zsh", "fish"] {
+        let output = Command::new(WSP)
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        let script = stdout_of(&output);
+        for word in [
+            "create",
+            "install",
+            "delete",
+            "requirement",
+            "python",
+            "yes",
+        ] {
+            assert!(script.contains(word), "{shell}: {word} missing");
+        }
+    }
+    let bash = Command::new(WSP)
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    let checked = Command::new("bash")
+        .args(["-n", "-c", &String::from_utf8_lossy(&bash.stdout)])
+        .status()
+        .expect("bash runs");
+    assert!(checked.success(), "the bash script parses");
+    let unknown = Command::new(WSP)
+        .args(["completions", "tcsh"])
+        .output()
+        .unwrap();
+    assert_eq!(unknown.status.code(), Some(2));
+}
