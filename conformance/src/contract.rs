@@ -1,5 +1,5 @@
-//! Checks of the methods document: shapes, ids, order, names, errors, provisioning failures and
-//! the delete rules.
+//! Checks of the methods (`docs/PROTOCOL.md`, part 1): shapes, ids, order, names, errors,
+//! provisioning failures and the delete rules.
 
 use std::path::Path;
 use std::time::Duration;

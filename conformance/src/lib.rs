@@ -1,15 +1,15 @@
 //! The backend conformance kit: the whole environment contract, run against any backend.
 //!
-//! A backend author hands [`check_backend`] a [`BackendUnderTest`]: a name, a constructor, and
-//! a Python version the backend can provision on the machine running the kit. The kit builds a
-//! real server around each fresh backend ([`Environments`] over a new state directory), talks
-//! WSP to it over an in-memory pipe, and checks every rule of the methods document and of the
-//! execute section of the contract: ids and ordering, every error code with its `data`, name
-//! conflicts under concurrency, creates side by side, failed or cancelled provisioning leaving
-//! nothing behind (the in-process counterpart of a crash), the delete-waits rule, everything
-//! about running commands, and the extensions: installing and uninstalling packages (from
-//! [`KIT_PACKAGES`], see [`KitPackages`]), creating with packages, one install at a time, a
-//! delete waiting for an install, and `$/progress`. It panics with the list of failed checks.
+//! A backend author hands [`check_backend`] a [`BackendUnderTest`]: a name, a constructor, and a
+//! Python version the backend can provision on the machine running the kit. The kit builds a real
+//! server around each fresh backend ([`Environments`] over a new state directory), talks WSP to it
+//! over an in-memory pipe, and checks every rule of the methods and of `environment/execute`
+//! (`docs/PROTOCOL.md`): ids and ordering, every error code with its `data`, name conflicts under
+//! concurrency, creates side by side, failed or cancelled provisioning leaving nothing behind (the
+//! in-process counterpart of a crash), the delete-waits rule, everything about running commands,
+//! and the extensions: installing and uninstalling packages (from [`KIT_PACKAGES`], see
+//! [`KitPackages`]), creating with packages, one install at a time, a delete waiting for an
+//! install, and `$/progress`. It panics with the list of failed checks.
 //!
 //! The constructor returns any [`Backend`](wsp_backend::Backend): a backend of your own, or a
 //! [`BoxBackend`] holding one wrapped in tower layers (`BoxBackend::new(layers.service(BackendService::new(b)))`,
