@@ -3,10 +3,12 @@
 //! scripts live in `tests/clients/`.
 //! - `stdio`: vscode-jsonrpc, pygls, python-lsp-jsonrpc and Neovim's `vim.lsp.rpc`, each
 //!   spawning the server on stdio;
-//! - `sockets`: vscode-jsonrpc's socket transport over `--listen unix:PATH`.
+//! - `sockets`: vscode-jsonrpc's socket transport over `--listen unix:PATH`, vscode-ws-jsonrpc
+//!   (with `ws`) over `--listen ws://127.0.0.1:PORT`.
 //!
 //! Where the clients come from (`.ci/run` installs all of them):
-//! - vscode-jsonrpc: `npm ci` in `tests/clients/node` (run with `node` from `PATH`);
+//! - vscode-jsonrpc, vscode-ws-jsonrpc and ws: `npm ci` in `tests/clients/node` (run with
+//!   `node` from `PATH`);
 //! - pygls and python-lsp-jsonrpc: the venv `target/ci-tools/clients-venv`, pinned by
 //!   `tests/clients/python/requirements.txt`;
 //! - Neovim's `vim.lsp.rpc`: Debian's `neovim` package (`nvim` on `PATH`).

@@ -1,6 +1,8 @@
 //! The clients that connect to a running `wsp serve --listen`: vscode-jsonrpc's socket
-//! transport over a Unix socket, through one full session that ends its connection only; the
-//! server then stops on SIGTERM with status 0 and no environment left.
+//! transport over a Unix socket, vscode-ws-jsonrpc (with `ws`) over a WebSocket with the
+//! token the server made (after an upgrade with a wrong token is refused with 401), each
+//! through one full session that ends its connection only; the server then stops on SIGTERM
+//! with status 0 and no environment left.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -35,6 +37,12 @@ impl Listening {
             .expect("chmod");
         let listen = format!("unix:{}", dir.path().join("wsp.sock").display());
         Listening::start(dir, &listen, &[]).await
+    }
+
+    /// `wsp serve --listen ws://127.0.0.1:0 EXTRA...`, with the token it makes.
+    pub(crate) async fn websocket(extra: &[&str]) -> Listening {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        Listening::start(dir, "ws://127.0.0.1:0", extra).await
     }
 
     async fn start(dir: tempfile::TempDir, listen: &str, extra: &[&str]) -> Listening {
@@ -84,6 +92,11 @@ impl Listening {
         }
     }
 
+    /// The token file the server made (mode 0600).
+    pub(crate) fn token_file(&self) -> PathBuf {
+        self.state_dir.join("server.token")
+    }
+
     /// Stops the server with SIGTERM; asserts that `output` is a right session, that the
     /// server exited 0 and that no environment is left.
     pub(crate) async fn finish(mut self, output: &Output, what: &str) {
@@ -126,4 +139,16 @@ async fn vscode_jsonrpc_completes_a_session_over_a_unix_socket() {
         .expect("a unix: address");
     let output = run_node("socket_session.js", &[socket]).await;
     server.finish(&output, "socket_session.js").await;
+}
+
+#[tokio::test]
+async fn vscode_ws_jsonrpc_completes_a_session_over_a_websocket() {
+    if !node_packages_installed(&["vscode-ws-jsonrpc", "ws"]) {
+        return;
+    }
+    let server = Listening::websocket(&[]).await;
+    let url = format!("{}/", server.address);
+    let token_file = server.token_file().display().to_string();
+    let output = run_node("ws_session.mjs", &[&url, &token_file]).await;
+    server.finish(&output, "ws_session.mjs").await;
 }
