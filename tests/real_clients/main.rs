@@ -4,17 +4,20 @@
 //! - `stdio`: vscode-jsonrpc, pygls, python-lsp-jsonrpc and Neovim's `vim.lsp.rpc`, each
 //!   spawning the server on stdio;
 //! - `sockets`: vscode-jsonrpc's socket transport over `--listen unix:PATH`, vscode-ws-jsonrpc
-//!   (with `ws`) over `--listen ws://127.0.0.1:PORT`.
+//!   (with `ws`) over `--listen ws://127.0.0.1:PORT`;
+//! - `browser`: headless Chromium on a page of another origin, refused without `--allow-origin`
+//!   and served with it.
 //!
 //! Where the clients come from (`.ci/run` installs all of them):
-//! - vscode-jsonrpc, vscode-ws-jsonrpc and ws: `npm ci` in `tests/clients/node` (run with
-//!   `node` from `PATH`);
+//! - the npm ones (vscode-jsonrpc, vscode-ws-jsonrpc, ws, playwright-core): `npm ci` in
+//!   `tests/clients/node` (run with `node` from `PATH`);
 //! - pygls and python-lsp-jsonrpc: the venv `target/ci-tools/clients-venv`, pinned by
 //!   `tests/clients/python/requirements.txt`;
-//! - Neovim's `vim.lsp.rpc`: Debian's `neovim` package (`nvim` on `PATH`).
+//! - Neovim's `vim.lsp.rpc` and Chromium: Debian's `neovim` and `chromium` packages.
 //!
 //! A missing client is skipped with a message, except in CI, where it is a failure.
 
+mod browser;
 mod sockets;
 mod stdio;
 

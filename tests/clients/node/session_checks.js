@@ -96,7 +96,7 @@ async function runSession(connection, { client, transport, ResponseError }) {
 
 // Calls `onTimeout` and exits 1 when the session has not ended within the deadline; returns
 // the timer to clear once it has.
-function deadline(what, onTimeout) {
+function deadline(what, onTimeout = () => {}) {
   return setTimeout(() => {
     console.error(`${what}: no end within ${DEADLINE_MS} ms`);
     onTimeout();
