@@ -20,7 +20,12 @@ use crate::config::BackendKind;
     name = "wsp",
     version,
     about = "The WSP reference server (`wsp serve`) and a client for it",
-    after_help = "Exit status: 0 ok; 1 the server answered with a JSON-RPC error; \
+    after_help = "A client command spawns `wsp serve` for its session, or with --connect ADDR \
+                  (or WSP_CONNECT) talks to a running `wsp serve --listen ADDR`: unix:PATH, \
+                  ws://HOST:PORT or wss://HOST:PORT. ws:// and wss:// send the token from \
+                  --token-file PATH or WSP_TOKEN; wss:// trusts --ca-cert PEM or the system's \
+                  roots.\n\n\
+                  Exit status: 0 ok; 1 the server answered with a JSON-RPC error; \
                   2 usage or transport error. `wsp exec` exits with the command's own status \
                   (a command killed by signal N gives 128+N)."
 )]
@@ -237,9 +242,18 @@ pub struct ClientArgs {
     /// Server options given to the client are appended to it.
     #[arg(long, value_name = "CMD")]
     pub server_cmd: Option<String>,
-    /// Talk to a running `wsp serve --listen` at `unix:PATH` instead of spawning a server.
+    /// Talk to a running `wsp serve --listen` at `unix:PATH`, `ws://HOST:PORT` or
+    /// `wss://HOST:PORT` instead of spawning a server.
     #[arg(long, value_name = "ADDR", env = "WSP_CONNECT")]
     pub connect: Option<crate::listen::ListenAddress>,
+    /// For `--connect ws://` and `wss://`: the file holding the server's token (default:
+    /// $WSP_TOKEN), sent as `Authorization: Bearer`.
+    #[arg(long, value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
+    /// For `--connect wss://`: trust the certificates in this PEM file instead of the
+    /// system's root certificates.
+    #[arg(long, value_name = "PEM")]
+    pub ca_cert: Option<PathBuf>,
     /// Server options for the spawned server.
     #[command(flatten)]
     pub server: ServerOptions,
@@ -274,6 +288,8 @@ impl ClientArgs {
             verbose: self.verbose || later.verbose,
             server_cmd: later.server_cmd.or(self.server_cmd),
             connect: later.connect.or(self.connect),
+            token_file: later.token_file.or(self.token_file),
+            ca_cert: later.ca_cert.or(self.ca_cert),
             server: self.server.merge(later.server),
         }
     }

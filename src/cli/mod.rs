@@ -3,13 +3,14 @@
 //! A client command spawns `<this program> serve` (or `--server-cmd`), sends `initialize` as
 //! `wsp-cli`, then the command's requests, then closes the server's stdin — the EOF drain is how
 //! the session ends; no `shutdown`/`exit` is sent — and waits for the server to exit. With
-//! `--connect unix:PATH` (or `WSP_CONNECT`) it talks to a running `wsp serve --listen` instead,
-//! and closing the connection ends its session.
+//! `--connect ADDR` (or `WSP_CONNECT`) it talks to a running `wsp serve --listen` instead, and
+//! closing the connection ends its session: `unix:PATH`, or `ws://`/`wss://` (see
+//! [`websocket`]) with the token from `--token-file` or `WSP_TOKEN`.
 //!
 //! Exit statuses ([`status`]): 0 success; 1 the server answered with a JSON-RPC error (said once
 //! on stderr, see [`output::rpc_error`]; with `--json`, the error object as one JSON line) or
 //! `wsp delete`'s question was answered no; 2 a usage or transport error (bad arguments, a server that won't start, closes
-//! early or sends an undecodable frame). `wsp exec` exits with the command's own status, a command
+//! early or sends an undecodable frame, a refused token). `wsp exec` exits with the command's own status, a command
 //! killed by signal N giving 128+N; with `--json` it prints the result (which holds `exit_code`)
 //! and exits 0.
 
@@ -25,6 +26,7 @@ pub mod pythons;
 pub mod requirements;
 pub mod serve_args;
 pub mod transport;
+pub mod websocket;
 
 use std::io::Write;
 use wsp_protocol::error_chain::chain_message;
@@ -115,9 +117,14 @@ async fn with_default_python(action: Action, args: &ClientArgs) -> Result<Action
 
 /// `wsp serve`: checks that only server options were given, then runs the server.
 pub fn serve_command(before: ClientArgs, serve: args::ServeArgs) -> i32 {
-    if before.json || before.server_cmd.is_some() {
+    let client_only = before.json
+        || before.server_cmd.is_some()
+        || before.token_file.is_some()
+        || before.ca_cert.is_some();
+    if client_only {
         eprintln!(
-            "wsp: --json and --server-cmd are client options; `wsp serve` does not take them"
+            "wsp: --json, --server-cmd, --ca-cert and (before `serve`) --token-file are client \
+             options; `wsp serve` does not take them"
         );
         return status::FAILURE;
     }
@@ -196,10 +203,16 @@ fn run_connected(args: &ClientArgs, address: ListenAddress, action: Action) -> i
                      (--state-dir, --backend, ...) don't apply";
         return report(&CliError::Usage(usage.into()), args.json);
     }
-    let ListenAddress::Unix(path) = address else {
-        let usage = format!("--connect {address}: this wsp connects to unix:PATH addresses only");
-        return report(&CliError::Usage(usage), args.json);
+    let tls = matches!(address, ListenAddress::WebSocket { tls: true, .. });
+    let misplaced = match &address {
+        ListenAddress::Unix(_) if args.token_file.is_some() => Some("--token-file"),
+        _ if args.ca_cert.is_some() && !tls => Some("--ca-cert"),
+        _ => None,
     };
+    if let Some(option) = misplaced {
+        let usage = format!("{option} does not apply to --connect {address}");
+        return report(&CliError::Usage(usage), args.json);
+    }
     let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(error) => return report(&error, args.json),
@@ -210,25 +223,85 @@ fn run_connected(args: &ClientArgs, address: ListenAddress, action: Action) -> i
             Ok(action) => action,
             Err(error) => return report(&error, args.json),
         };
-        let stream = match tokio::net::UnixStream::connect(&path).await {
-            Ok(stream) => stream,
-            Err(source) => {
-                let error = TransportError::Connect {
-                    address: format!("unix:{}", path.display()),
-                    source,
+        match address {
+            ListenAddress::Unix(path) => {
+                let stream = match tokio::net::UnixStream::connect(&path).await {
+                    Ok(stream) => stream,
+                    Err(source) => {
+                        let error = TransportError::Connect {
+                            address: format!("unix:{}", path.display()),
+                            source,
+                        };
+                        return report(&error.into(), args.json);
+                    }
                 };
-                return report(&error.into(), args.json);
+                let (reader, writer) = stream.into_split();
+                converse(Client::new(reader, writer, ()), action, args.json, verb).await
             }
-        };
-        let (reader, writer) = stream.into_split();
-        let mut client = Client::new(reader, writer, ());
-        let outcome = session(&mut client, action, args.json).await;
-        let _ = client.finish().await;
-        match outcome {
-            Ok(code) => code,
-            Err(error) => report_during(&error, args.json, verb),
+            ListenAddress::WebSocket {
+                tls,
+                ref host,
+                port,
+            } => {
+                let target = websocket::Target {
+                    address: address.to_string(),
+                    tls,
+                    host,
+                    port,
+                };
+                let connected = match token(args, &target.address) {
+                    Ok(token) => websocket::connect(&target, &token, args.ca_cert.as_deref()).await,
+                    Err(error) => Err(error),
+                };
+                match connected {
+                    Ok(client) => converse(client, action, args.json, verb).await,
+                    Err(error) => report(&error.into(), args.json),
+                }
+            }
         }
     })
+}
+
+/// The token for a WebSocket server: `--token-file`'s content, else `WSP_TOKEN`, trimmed.
+fn token(args: &ClientArgs, address: &str) -> Result<String, TransportError> {
+    if let Some(path) = &args.token_file {
+        let unusable = |reason: String| TransportError::TokenFile {
+            path: path.clone(),
+            reason,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| unusable(e.to_string()))?;
+        let token = text.trim();
+        if token.is_empty() {
+            return Err(unusable("the file is empty".into()));
+        }
+        return Ok(token.to_owned());
+    }
+    std::env::var("WSP_TOKEN")
+        .ok()
+        .map(|token| token.trim().to_owned())
+        .filter(|token| !token.is_empty())
+        .ok_or_else(|| TransportError::NoToken {
+            address: address.to_owned(),
+        })
+}
+
+/// One session over a connection; the connection is closed at its end.
+async fn converse<R, W>(
+    mut client: Client<R, W, ()>,
+    action: Action,
+    json: bool,
+    verb: Option<&str>,
+) -> i32
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+{
+    let outcome = session(&mut client, action, json).await;
+    let _ = client.finish().await;
+    match outcome {
+        Ok(code) => code,
+        Err(error) => report_during(&error, json, verb),
+    }
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, CliError> {

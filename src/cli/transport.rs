@@ -40,6 +40,72 @@ pub enum TransportError {
         #[source]
         source: io::Error,
     },
+    /// `--connect ws://` or `wss://` without a token.
+    #[error("{address} needs a token: give --token-file PATH or set WSP_TOKEN")]
+    NoToken {
+        /// Where.
+        address: String,
+    },
+    /// `--token-file` can't be read, or holds no token.
+    #[error("cannot take a token from {}: {reason}", path.display())]
+    TokenFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The token can't be sent in an HTTP header.
+    #[error("the token holds characters an HTTP header can't carry")]
+    BadToken,
+    /// The server answered the upgrade with 401.
+    #[error("{address}: the server refused the token (HTTP 401)")]
+    TokenRefused {
+        /// Where.
+        address: String,
+    },
+    /// The server answered the upgrade with another refusal.
+    #[error("{address} refused the WebSocket upgrade: HTTP {status}")]
+    UpgradeRefused {
+        /// Where.
+        address: String,
+        /// The status and its reason phrase.
+        status: String,
+    },
+    /// The WebSocket upgrade failed otherwise.
+    #[error("the WebSocket upgrade with {address} failed")]
+    Handshake {
+        /// Where.
+        address: String,
+        /// Why.
+        #[source]
+        source: Box<tokio_tungstenite::tungstenite::Error>,
+    },
+    /// The TLS handshake failed (an untrusted certificate, a wrong name, ...).
+    #[error("the TLS handshake with {address} failed")]
+    Tls {
+        /// Where.
+        address: String,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+    /// `--ca-cert` can't be used.
+    #[error("cannot use the CA certificate {}: {reason}", path.display())]
+    CaCert {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// No `--ca-cert`, and the system has no root certificates.
+    #[error("no system root certificates were found; give --ca-cert PEM")]
+    NoSystemRoots,
+    /// A TLS client could not be configured.
+    #[error("cannot set up TLS: {0}")]
+    TlsSetup(String),
+    /// The host is not a name a certificate can be checked against.
+    #[error("`{0}` is not a valid server name for TLS")]
+    BadServerName(String),
     /// The async runtime could not be started.
     #[error("cannot start the async runtime")]
     Runtime(#[source] io::Error),

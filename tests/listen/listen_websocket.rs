@@ -1,6 +1,7 @@
 //! `wsp serve --listen ws://127.0.0.1:0` over the real binary: the token it makes (0600, never
 //! printed), a client with it gets a session with `environment/changed`, one without gets 401,
-//! and a token file others may read is refused.
+//! and a token file others may read is refused. The CLI's `--connect ws://` and `wss://`:
+//! create, list and exec with the token, and clear failures without it.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
@@ -19,11 +20,21 @@ const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Starts `wsp serve --listen ws://127.0.0.1:0 ARGS`; its port once it listens, or its log.
 async fn start(state_dir: &Path, extra: &[&str]) -> Result<(Child, u16, String), String> {
+    start_on("ws", state_dir, extra).await
+}
+
+/// Starts `wsp serve --listen SCHEME://127.0.0.1:0 ARGS`.
+async fn start_on(
+    scheme: &str,
+    state_dir: &Path,
+    extra: &[&str],
+) -> Result<(Child, u16, String), String> {
+    let listening = format!("listening on {scheme}://127.0.0.1:");
     let mut child = Command::new(env!("CARGO_BIN_EXE_wsp"))
         .arg("serve")
         .arg("--state-dir")
         .arg(state_dir)
-        .args(["--listen", "ws://127.0.0.1:0"])
+        .args(["--listen", &format!("{scheme}://127.0.0.1:0")])
         .args(extra)
         .env_remove("WSP_TOKEN")
         .stdin(Stdio::null())
@@ -41,7 +52,7 @@ async fn start(state_dir: &Path, extra: &[&str]) -> Result<(Child, u16, String),
             .expect("stderr");
         let Some(line) = line else { return Err(log) };
         log.push_str(&format!("{line}\n"));
-        if let Some(port) = line.strip_prefix("listening on ws://127.0.0.1:") {
+        if let Some(port) = line.strip_prefix(&listening) {
             let port = port.parse().expect("a port");
             tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
             return Ok((child, port, log));
@@ -158,4 +169,133 @@ async fn a_token_file_others_may_read_is_refused() {
     let started = start(&dir.path().join("state"), &["--token-file", &token_file]).await;
     let log = started.map(|_| ()).expect_err("refused");
     assert!(log.contains("group or others"), "{log}");
+}
+
+/// `wsp ARGS...` as the CLI, with only `env` of the WSP_ variables: status, stdout, stderr.
+async fn cli(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_wsp"))
+        .args(args)
+        .env_remove("WSP_TOKEN")
+        .env_remove("WSP_CONNECT")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .expect("wsp runs");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A file holding `token`, readable by its owner only.
+fn token_file(dir: &Path, name: &str, token: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, format!("{token}\n")).expect("write");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    path.display().to_string()
+}
+
+async fn terminate(mut child: Child) {
+    let pid = rustix::process::Pid::from_raw(child.id().expect("runs") as i32).expect("pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
+    let status = tokio::time::timeout(PATIENCE, child.wait()).await;
+    assert_eq!(status.expect("exits").expect("wait").code(), Some(0));
+}
+
+#[tokio::test]
+async fn the_cli_creates_lists_and_runs_over_ws_with_the_token() {
+    let dir = tempfile::tempdir().expect("dir");
+    let right = token_file(dir.path(), "token", "cli-token-0123456789");
+    let wrong = token_file(dir.path(), "wrong", "not-the-token");
+    let state = dir.path().join("state");
+    let (child, port, _) = start(&state, &["--token-file", &right])
+        .await
+        .expect("listens");
+    let address = format!("ws://127.0.0.1:{port}");
+
+    let with_file = ["--connect", &address, "--token-file", &right];
+    let create = [&with_file[..], &["create", "over-cli", "--python", "3.12"]].concat();
+    let (status, out, err) = cli(&create, &[]).await;
+    assert_eq!(status, 0, "{out}{err}");
+    assert!(out.contains("over-cli"), "{out}");
+
+    let env = [
+        ("WSP_CONNECT", &address[..]),
+        ("WSP_TOKEN", "cli-token-0123456789"),
+    ];
+    let (status, out, err) = cli(&["--json", "list"], &env).await;
+    assert_eq!(status, 0, "{err}");
+    let listed: Value = serde_json::from_str(out.trim()).expect("JSON");
+    assert_eq!(listed[0]["name"], json!("over-cli"), "{listed}");
+
+    let exec = [
+        &with_file[..],
+        &["exec", "over-cli", "--", "python", "-c", "print(6*7)"],
+    ];
+    let (status, out, err) = cli(&exec.concat(), &[]).await;
+    assert_eq!((status, out.as_str()), (0, "42\n"), "{err}");
+
+    let (status, out, err) = cli(
+        &["--connect", &address, "--token-file", &wrong, "list"],
+        &[],
+    )
+    .await;
+    assert_eq!(status, 2, "{out}");
+    assert!(err.contains("the server refused the token"), "{err}");
+    let (status, _, err) = cli(&["--connect", &address, "list"], &[]).await;
+    assert_eq!(status, 2);
+    assert!(err.contains("needs a token"), "{err}");
+
+    terminate(child).await;
+    let (status, _, err) = cli(&[&with_file[..], &["list"]].concat(), &[]).await;
+    assert_eq!(status, 2);
+    assert!(
+        err.contains(&format!("cannot connect to {address}")),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn the_cli_connects_over_wss_trusting_the_given_certificate_only() {
+    let dir = tempfile::tempdir().expect("dir");
+    let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).expect("cert");
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert, made.cert.pem()).expect("cert.pem");
+    std::fs::write(&key, made.signing_key.serialize_pem()).expect("key.pem");
+    let (cert, key) = (cert.display().to_string(), key.display().to_string());
+    let token = token_file(dir.path(), "token", "tls-token-0123456789");
+    let serve = [
+        "--token-file",
+        &token,
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+    ];
+    let state = dir.path().join("state");
+    let (child, port, _) = start_on("wss", &state, &serve).await.expect("listens");
+    let address = format!("wss://127.0.0.1:{port}");
+
+    let trusting = [
+        "--connect",
+        &address,
+        "--token-file",
+        &token,
+        "--ca-cert",
+        &cert,
+    ];
+    let (status, out, err) = cli(&[&trusting[..], &["--json", "list"]].concat(), &[]).await;
+    assert_eq!((status, out.trim()), (0, "[]"), "{err}");
+
+    // The system's roots don't hold this certificate.
+    let untrusting = ["--connect", &address, "--token-file", &token, "list"];
+    let (status, _, err) = cli(&untrusting, &[]).await;
+    assert_eq!(status, 2, "{err}");
+    assert!(
+        err.contains("TLS handshake") || err.contains("no system root certificates"),
+        "{err}"
+    );
+    terminate(child).await;
 }

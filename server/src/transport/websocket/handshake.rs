@@ -37,31 +37,47 @@ pub(super) struct Admitted {
     pub(super) slot: ConnectionSlot,
 }
 
-#[allow(
-    clippy::result_large_err,
-    reason = "tungstenite's callback answers this type"
-)]
-/// Checks `request`; `Ok` is the response to send (with the `wsp` subprotocol selected when
-/// the token came as a subprotocol) and what the connection holds.
-pub(super) fn check(
-    config: &WebSocketConfig,
-    request: &Request,
-    mut response: Response,
-) -> Result<(Response, Admitted), ErrorResponse> {
+/// What the upgrade checks decide about one request, before a connection slot is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Upgrade; `select_wsp`: answer with the subprotocol `wsp` (the client offered it).
+    Accept {
+        /// Whether the response selects the `wsp` subprotocol.
+        select_wsp: bool,
+    },
+    /// No upgrade: answer with this status, giving this reason.
+    Refuse {
+        /// The HTTP status.
+        status: StatusCode,
+        /// Why, in a few words (the response's body).
+        reason: &'static str,
+    },
+}
+
+/// The upgrade checks of the [module docs](super) but the connection slot, in their order,
+/// on one parsed request: path `/`, `Origin` (every one given must be allowed), `Host`
+/// (exactly one, naming a loopback name, the listen host or an allowed host), the token.
+/// Pure: it takes nothing and looks only at `request` and `config`'s rules.
+pub fn judge_upgrade(config: &WebSocketConfig, request: &Request) -> Verdict {
+    let refuse = |status, reason| Verdict::Refuse { status, reason };
     if request.uri().path() != "/" {
-        return Err(refusal(StatusCode::NOT_FOUND, "only / is served"));
+        return refuse(StatusCode::NOT_FOUND, "only / is served");
     }
     let headers = request.headers();
-    if let Some(origin) = headers.get("origin") {
-        let allowed = origin
+    let origin_allowed = |origin: &HeaderValue| {
+        origin
             .to_str()
-            .is_ok_and(|origin| config.allowed_origins.iter().any(|a| a == origin));
-        if !allowed {
-            return Err(refusal(StatusCode::FORBIDDEN, "this origin is not allowed"));
-        }
+            .is_ok_and(|origin| config.allowed_origins.iter().any(|a| a == origin))
+    };
+    if !headers.get_all("origin").iter().all(origin_allowed) {
+        return refuse(StatusCode::FORBIDDEN, "this origin is not allowed");
     }
-    let Some(host) = headers.get("host").and_then(|h| h.to_str().ok()) else {
-        return Err(refusal(StatusCode::BAD_REQUEST, "no Host header"));
+    let mut hosts = headers.get_all("host").iter();
+    let (Some(host), None) = (hosts.next(), hosts.next()) else {
+        return refuse(StatusCode::BAD_REQUEST, "one Host header is required");
+    };
+    let Ok(host) = host.to_str() else {
+        return refuse(StatusCode::BAD_REQUEST, "the Host header is not text");
     };
     let host = host_part(host);
     let host_allowed = is_loopback(host)
@@ -71,7 +87,7 @@ pub(super) fn check(
             .iter()
             .any(|a| a.eq_ignore_ascii_case(host));
     if !host_allowed {
-        return Err(refusal(StatusCode::FORBIDDEN, "this Host is not served"));
+        return refuse(StatusCode::FORBIDDEN, "this Host is not served");
     }
     let bearer = headers
         .get("authorization")
@@ -85,25 +101,44 @@ pub(super) fn check(
         .flat_map(|value| value.split(','))
         .map(str::trim)
         .collect();
-    let by_subprotocol = offered.contains(&"wsp")
+    let offers_wsp = offered.contains(&"wsp");
+    let by_subprotocol = offers_wsp
         && offered.iter().any(|protocol| {
             protocol
                 .strip_prefix("bearer.")
                 .is_some_and(|token| config.token.matches(token.as_bytes()))
         });
     if !bearer && !by_subprotocol {
-        return Err(refusal(
-            StatusCode::UNAUTHORIZED,
-            "a valid token is required",
-        ));
+        return refuse(StatusCode::UNAUTHORIZED, "a valid token is required");
     }
+    Verdict::Accept {
+        select_wsp: offers_wsp,
+    }
+}
+
+#[allow(
+    clippy::result_large_err,
+    reason = "tungstenite's callback answers this type"
+)]
+/// Checks `request` ([`judge_upgrade`], then a free connection slot); `Ok` is the response to
+/// send (with the `wsp` subprotocol selected when the client offered it) and what the
+/// connection holds.
+pub(super) fn check(
+    config: &WebSocketConfig,
+    request: &Request,
+    mut response: Response,
+) -> Result<(Response, Admitted), ErrorResponse> {
+    let select_wsp = match judge_upgrade(config, request) {
+        Verdict::Accept { select_wsp } => select_wsp,
+        Verdict::Refuse { status, reason } => return Err(refusal(status, reason)),
+    };
     let Some(slot) = config.slots.take() else {
         return Err(refusal(
             StatusCode::SERVICE_UNAVAILABLE,
             "too many connections",
         ));
     };
-    if offered.contains(&"wsp") {
+    if select_wsp {
         response
             .headers_mut()
             .insert("sec-websocket-protocol", HeaderValue::from_static("wsp"));

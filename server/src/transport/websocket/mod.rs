@@ -9,9 +9,10 @@
 //!   (the server then selects `wsp`). Tokens are compared in constant time; a token in the
 //!   query string is never looked at;
 //! - an upgrade is checked in this order, each answered before the next is looked at: path `/`
-//!   (else 404), `Origin` absent or allowed exactly (else 403), `Host` present (else 400) and
-//!   naming a loopback name, the listen address or an allowed host (else 403: DNS
-//!   rebinding), the token (else 401), a free connection slot (else 503);
+//!   (else 404), every `Origin` allowed exactly (else 403; none is fine), exactly one `Host`
+//!   (else 400) naming a loopback name, the listen address or an allowed host (else 403: DNS
+//!   rebinding), the token (else 401), a free connection slot (else 503). [`judge_upgrade`]
+//!   is all of it but the slot, as a pure function;
 //! - plain `ws://` binds loopback addresses only; anything else needs TLS;
 //! - a message over the frame limit closes the connection with 1009 before it is buffered
 //!   whole, a binary frame with 1003, text that is not UTF-8 with 1007;
@@ -27,10 +28,12 @@ mod listener;
 mod tls;
 
 pub use connection::{PeerAddress, WebSocketConnection};
-pub use handshake::Token;
+pub use handshake::{judge_upgrade, Token, Verdict};
 pub use listener::WebSocketListener;
 #[cfg(feature = "websocket-tls")]
 pub use tls::tls_from_pem;
+/// An HTTP upgrade request, as the server parsed it.
+pub use tokio_tungstenite::tungstenite::handshake::server::Request as UpgradeRequest;
 
 use std::time::Duration;
 
