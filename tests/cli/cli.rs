@@ -2,46 +2,14 @@
 //! state directory of the test's own.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
+
+use crate::run::{expect_status, stderr, stdout, wsp, wsp_bare, WSP};
 
 use serde_json::Value;
 
-const WSP: &str = env!("CARGO_BIN_EXE_wsp");
-
-/// `wsp --state-dir STATE ARGS...` with stdin from the null device.
-fn wsp(state: &Path, args: &[&str]) -> Output {
-    run(Command::new(WSP).arg("--state-dir").arg(state).args(args))
-}
-
-fn run(command: &mut Command) -> Output {
-    command
-        .env_remove("WSP_HOME")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run the wsp binary")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-/// Asserts the exit status, showing both streams when it is wrong.
-fn expect_status(output: &Output, status: i32) {
-    assert_eq!(
-        output.status.code(),
-        Some(status),
-        "stdout:\n{}\nstderr:\n{}",
-        stdout(output),
-        stderr(output)
-    );
-}
-
 fn json_out(output: &Output) -> Value {
-    expect_status(output, 0);
+    expect_status(output, 0, "");
     serde_json::from_str(&stdout(output)).expect("stdout is one JSON value")
 }
 
@@ -63,7 +31,7 @@ fn create_list_get_exec_delete_by_name() {
     let dir = state.path();
 
     let created = wsp(dir, &["create", "demo", "--python", "3.12"]);
-    expect_status(&created, 0);
+    expect_status(&created, 0, "");
     let text = stdout(&created);
     assert_eq!(field(&text, "name").as_deref(), Some("demo"), "{text}");
     assert_eq!(field(&text, "backend").as_deref(), Some("venv"), "{text}");
@@ -78,7 +46,7 @@ fn create_list_get_exec_delete_by_name() {
     assert!(Path::new(&interpreter).is_absolute(), "{text}");
 
     let list = wsp(dir, &["list"]);
-    expect_status(&list, 0);
+    expect_status(&list, 0, "");
     let lines: Vec<String> = stdout(&list).lines().map(str::to_owned).collect();
     assert_eq!(lines.len(), 2, "{lines:?}");
     let header: Vec<&str> = lines[0].split_whitespace().collect();
@@ -94,7 +62,7 @@ fn create_list_get_exec_delete_by_name() {
     let root = PathBuf::from(details["extra"]["path"].as_str().expect("extra.path"));
 
     let by_id = wsp(dir, &["get", &id]);
-    expect_status(&by_id, 0);
+    expect_status(&by_id, 0, "");
     assert_eq!(
         field(&stdout(&by_id), "path"),
         Some(root.display().to_string())
@@ -111,7 +79,7 @@ fn create_list_get_exec_delete_by_name() {
             "import sys; print(sys.prefix)",
         ],
     );
-    expect_status(&prefix, 0);
+    expect_status(&prefix, 0, "");
     let printed = PathBuf::from(stdout(&prefix).trim_end_matches('\n'));
     assert_eq!(
         printed.canonicalize().expect("sys.prefix exists"),
@@ -129,15 +97,15 @@ fn create_list_get_exec_delete_by_name() {
             "import sys; sys.stderr.write('err'); sys.exit(7)",
         ],
     );
-    expect_status(&seven, 7);
+    expect_status(&seven, 7, "");
     assert_eq!(stderr(&seven), "err");
 
     let deleted = wsp(dir, &["delete", "demo"]);
-    expect_status(&deleted, 0);
+    expect_status(&deleted, 0, "");
     assert_eq!(stdout(&deleted), format!("deleted {id} (demo)\n"));
 
     let gone = wsp(dir, &["get", "demo"]);
-    expect_status(&gone, 1);
+    expect_status(&gone, 1, "");
     assert!(
         stderr(&gone).contains("error -31001: "),
         "{}",
@@ -174,7 +142,7 @@ fn exec_passes_env_cwd_and_signals_through() {
             "import os; print(os.environ['GREETING'], os.path.basename(os.getcwd()))",
         ],
     );
-    expect_status(&env_and_cwd, 0);
+    expect_status(&env_and_cwd, 0, "");
     assert_eq!(stdout(&env_and_cwd), "a=b bin\n");
 
     let killed = wsp(
@@ -188,7 +156,7 @@ fn exec_passes_env_cwd_and_signals_through() {
             "import os, signal; os.kill(os.getpid(), signal.SIGTERM)",
         ],
     );
-    expect_status(&killed, 128 + 15);
+    expect_status(&killed, 128 + 15, "killed by SIGTERM");
 }
 
 #[test]
@@ -199,7 +167,7 @@ fn json_output_parses_and_json_errors_are_objects() {
     assert_eq!(list, Value::Array(vec![]));
 
     let missing = wsp(dir, &["--json", "get", "env-000000000000"]);
-    expect_status(&missing, 1);
+    expect_status(&missing, 1, "");
     let error: Value = serde_json::from_str(stderr(&missing).lines().last().unwrap_or(""))
         .expect("the last stderr line is the error object");
     assert_eq!(error["code"], -31001);
@@ -211,7 +179,7 @@ fn raw_calls_print_results_and_errors_plainly() {
     let state = state();
     let dir = state.path();
     let list = wsp(dir, &["call", "environment/list"]);
-    expect_status(&list, 0);
+    expect_status(&list, 0, "");
     assert_eq!(
         serde_json::from_str::<Value>(&stdout(&list)).ok(),
         Some(Value::Array(vec![]))
@@ -225,7 +193,7 @@ fn raw_calls_print_results_and_errors_plainly() {
             r#"{"client_name":"x","client_protocol_version":"0.1.0"}"#,
         ],
     );
-    expect_status(&again, 1);
+    expect_status(&again, 1, "");
     assert!(
         stderr(&again).contains("error -32600: "),
         "{}",
@@ -241,7 +209,7 @@ fn raw_calls_print_results_and_errors_plainly() {
             r#"{"name": "x", "python_version": "3.99"}"#,
         ],
     );
-    expect_status(&unavailable, 1);
+    expect_status(&unavailable, 1, "");
     let text = stderr(&unavailable);
     assert!(
         text.contains("wsp: error -31003: Python 3.99 is not available\n  available: ")
@@ -250,7 +218,7 @@ fn raw_calls_print_results_and_errors_plainly() {
     );
 
     let unknown = wsp(dir, &["call", "no/such/method"]);
-    expect_status(&unknown, 1);
+    expect_status(&unknown, 1, "");
     assert!(
         stderr(&unknown).contains("error -32601: "),
         "{}",
@@ -263,7 +231,7 @@ fn usage_errors_exit_2_without_a_server() {
     let state = state();
     let dir = state.path();
     let bad_json = wsp(dir, &["call", "environment/list", "{not json"]);
-    expect_status(&bad_json, 2);
+    expect_status(&bad_json, 2, "");
     assert!(
         stderr(&bad_json).contains("not JSON"),
         "{}",
@@ -271,10 +239,10 @@ fn usage_errors_exit_2_without_a_server() {
     );
 
     let no_argv = wsp(dir, &["exec", "demo"]);
-    expect_status(&no_argv, 2);
+    expect_status(&no_argv, 2, "");
 
-    let serve_json = run(Command::new(WSP).args(["--json", "serve"]));
-    expect_status(&serve_json, 2);
+    let serve_json = wsp_bare(&["--json", "serve"]);
+    expect_status(&serve_json, 2, "");
 }
 
 #[test]
@@ -285,27 +253,27 @@ fn transport_failures_exit_2_with_a_message() {
         dir,
         &["--server-cmd", "/nonexistent/wsp-server serve", "list"],
     );
-    expect_status(&missing, 2);
+    expect_status(&missing, 2, "");
     assert!(
         stderr(&missing).contains("cannot start the server `/nonexistent/wsp-server`"),
         "{}",
         stderr(&missing)
     );
 
-    let quits = run(Command::new(WSP).args(["--server-cmd", "false", "list"]));
-    expect_status(&quits, 2);
+    let quits = wsp_bare(&["--server-cmd", "false", "list"]);
+    expect_status(&quits, 2, "");
     assert!(
         stderr(&quits).contains("closed its output before answering (exit status 1)"),
         "{}",
         stderr(&quits)
     );
 
-    let garbage = run(Command::new(WSP).args([
+    let garbage = wsp_bare(&[
         "--server-cmd",
         r#"sh -c 'printf "Bogus: header\r\n\r\n"; cat >/dev/null'"#,
         "list",
-    ]));
-    expect_status(&garbage, 2);
+    ]);
+    expect_status(&garbage, 2, "");
     assert!(
         stderr(&garbage).contains("undecodable frame"),
         "{}",
@@ -321,7 +289,7 @@ fn server_cmd_runs_this_binary_with_extra_flags() {
         "'{WSP}' serve --state-dir '{}' --drain-timeout 1s --log-format json",
         dir.display()
     );
-    let created = run(Command::new(WSP).args([
+    let created = wsp_bare(&[
         "--server-cmd",
         &server_cmd,
         "create",
@@ -329,7 +297,7 @@ fn server_cmd_runs_this_binary_with_extra_flags() {
         "--python",
         "3.12",
         "--json",
-    ]));
+    ]);
     let created = json_out(&created);
     assert_eq!(created["name"], "via-cmd");
 

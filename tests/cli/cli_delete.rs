@@ -3,9 +3,9 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-const WSP: &str = env!("CARGO_BIN_EXE_wsp");
+use crate::run::{wsp, WSP};
 
 /// Runs `wsp ARGS...` on a pseudo-terminal (Python's pty module) that is fed `typed`; returns
 /// the exit status and everything the terminal showed.
@@ -36,17 +36,6 @@ fn on_a_terminal(args: &[&str], typed: &str) -> (Option<i32>, String) {
         output.status.code(),
         String::from_utf8_lossy(&output.stdout).into_owned(),
     )
-}
-
-fn wsp(state: &Path, args: &[&str]) -> Output {
-    Command::new(WSP)
-        .arg("--state-dir")
-        .arg(state)
-        .args(args)
-        .env_remove("WSP_HOME")
-        .stdin(Stdio::null())
-        .output()
-        .expect("wsp runs")
 }
 
 fn names(state: &Path) -> String {

@@ -4,37 +4,11 @@
 //! `wsp install` and `wsp uninstall`; progress as plain lines or, on a terminal, a bar.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::install_support::{path_without_uv, wheels, With};
-
-const WSP: &str = env!("CARGO_BIN_EXE_wsp");
-
-/// `wsp --state-dir STATE ARGS...` with stdin from the null device, installing with `with`.
-fn wsp(state: &Path, with: With, args: &[&str]) -> Output {
-    let mut command = Command::new(WSP);
-    command.arg("--state-dir").arg(state).args(args);
-    if with == With::Pip {
-        command.env("PATH", path_without_uv());
-    }
-    command.stdin(Stdio::null()).output().expect("wsp runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn assert_ok(output: &Output, what: &str) {
-    assert!(
-        output.status.success(),
-        "{what}: {:?}\nstdout: {}\nstderr: {}",
-        output.status,
-        text(&output.stdout),
-        text(&output.stderr)
-    );
-}
+use crate::install_support::{wheels, With};
+use crate::run::{assert_ok, text, wsp_installing, WSP};
 
 /// The must-show: a local wheel installed at create, imported in the environment.
 fn create_with_a_local_wheel_then_import(backend: &[&str], with: With) {
@@ -47,7 +21,7 @@ fn create_with_a_local_wheel_then_import(backend: &[&str], with: With) {
     let mut args = backend.to_vec();
     args.extend(["create", "demo", "--python", "3.12", "-p", &wheel]);
     args.extend(["-p", "wsp-beta", "--find-links", &links_text, "--no-index"]);
-    let created = wsp(&state, with, &args);
+    let created = wsp_installing(None, &state, with, &args);
     assert_ok(&created, "create");
     let shown = text(&created.stdout);
     assert!(
@@ -57,7 +31,7 @@ fn create_with_a_local_wheel_then_import(backend: &[&str], with: With) {
     let mut args = backend.to_vec();
     let code = "import wsp_alpha, wsp_beta; print(wsp_alpha.VERSION)";
     args.extend(["exec", "demo", "--", "python", "-c", code]);
-    let ran = wsp(&state, with, &args);
+    let ran = wsp_installing(None, &state, with, &args);
     assert_ok(&ran, "exec");
     assert_eq!(
         text(&ran.stdout),
@@ -89,7 +63,12 @@ fn install_and_uninstall_with_plain_progress_lines() {
     let links = links.display().to_string();
     let state = temp.path().join("state");
     assert_ok(
-        &wsp(&state, With::Uv, &["create", "box", "--python", "3.12"]),
+        &wsp_installing(
+            None,
+            &state,
+            With::Uv,
+            &["create", "box", "--python", "3.12"],
+        ),
         "create",
     );
     let args = [
@@ -100,7 +79,7 @@ fn install_and_uninstall_with_plain_progress_lines() {
         &links,
         "--no-index",
     ];
-    let installed = wsp(&state, With::Uv, &args);
+    let installed = wsp_installing(None, &state, With::Uv, &args);
     assert_ok(&installed, "install");
     assert!(
         text(&installed.stdout).contains("wsp-alpha  1.0"),
@@ -125,17 +104,19 @@ fn install_and_uninstall_with_plain_progress_lines() {
         &links,
         "--no-index",
     ];
-    let upgraded = wsp(&state, With::Uv, &args);
+    let upgraded = wsp_installing(None, &state, With::Uv, &args);
     assert_ok(&upgraded, "install --upgrade");
     assert!(text(&upgraded.stdout).contains("wsp-alpha  2.0"));
-    let removed = wsp(
+    let removed = wsp_installing(
+        None,
         &state,
         With::Uv,
         &["uninstall", "box", "wsp-alpha", "not-there"],
     );
     assert_ok(&removed, "uninstall");
     assert!(!text(&removed.stdout).contains("wsp-alpha"));
-    let failed = wsp(
+    let failed = wsp_installing(
+        None,
         &state,
         With::Uv,
         &["install", "box", "wsp-nowhere", "--no-index"],
@@ -153,7 +134,8 @@ fn install_and_uninstall_with_plain_progress_lines() {
     ] {
         assert!(!error.contains(repeated), "{repeated} in {error}");
     }
-    let with_json = wsp(
+    let with_json = wsp_installing(
+        None,
         &state,
         With::Uv,
         &["install", "box", "wsp-nowhere", "--no-index", "--json"],
@@ -223,7 +205,12 @@ fn environment() -> (tempfile::TempDir, std::path::PathBuf) {
     let temp = tempfile::tempdir().unwrap();
     let state = temp.path().join("state");
     assert_ok(
-        &wsp(&state, With::Uv, &["create", "run", "--python", "3.12"]),
+        &wsp_installing(
+            None,
+            &state,
+            With::Uv,
+            &["create", "run", "--python", "3.12"],
+        ),
         "create",
     );
     (temp, state)
@@ -338,7 +325,7 @@ fn create_with_a_conda_package_from_the_local_channel() {
     let conda = ["--backend", "conda", "--channel", channel.as_str()];
     let mut args = conda.to_vec();
     args.extend(["create", "demo", "--python", "3.12", "-p", "wsp-beta"]);
-    let created = wsp(&state, With::Uv, &args);
+    let created = wsp_installing(None, &state, With::Uv, &args);
     assert_ok(&created, "create on conda");
     assert!(
         text(&created.stderr).contains("Linked wsp-beta-1.0"),
@@ -348,7 +335,7 @@ fn create_with_a_conda_package_from_the_local_channel() {
     let mut args = conda.to_vec();
     let code = "import wsp_alpha, wsp_beta; print(wsp_alpha.VERSION)";
     args.extend(["exec", "demo", "--", "python", "-c", code]);
-    let ran = wsp(&state, With::Uv, &args);
+    let ran = wsp_installing(None, &state, With::Uv, &args);
     assert_ok(&ran, "exec on conda");
     assert_eq!(text(&ran.stdout), "1.0\n");
 }

@@ -5,38 +5,11 @@
 //! still a name.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
-use crate::install_support::{path_without_uv, wheels, With};
+use crate::install_support::{wheels, With};
+use crate::run::{assert_ok, wsp_installing};
 use wsp_testing::Distribution;
-
-const WSP: &str = env!("CARGO_BIN_EXE_wsp");
-
-/// `wsp --state-dir STATE ARGS...` run in `cwd`, installing with `with`.
-fn wsp_in(cwd: &Path, state: &Path, with: With, args: &[&str]) -> Output {
-    let mut command = Command::new(WSP);
-    command
-        .current_dir(cwd)
-        .arg("--state-dir")
-        .arg(state)
-        .args(args);
-    if with == With::Pip {
-        command.env("PATH", path_without_uv());
-    }
-    command.stdin(Stdio::null()).output().expect("wsp runs")
-}
-
-#[track_caller]
-fn assert_ok(output: &Output, what: &str) -> String {
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "{what}: {:?}\nstdout: {stdout}\nstderr: {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
-}
 
 /// A project directory `dir` holding `distribution`'s sources, made by unpacking its sdist.
 fn project_dir(distribution: &Distribution, dir: &Path) {
@@ -76,11 +49,14 @@ fn relative_package_paths_are_taken_from_the_cli_working_directory() {
             "-p",
             "./wheels/wsp_alpha-1.0-py3-none-any.whl",
         ];
-        assert_ok(&wsp_in(&work, &state, with, &create), "create -p ./wheel");
+        assert_ok(
+            &wsp_installing(Some(&work), &state, with, &create),
+            "create -p ./wheel",
+        );
         let wheels_dir = work.join("wheels");
         let bare = ["install", "demo", "wsp_gamma-1.0-py3-none-any.whl"];
         assert_ok(
-            &wsp_in(&wheels_dir, &state, with, &bare),
+            &wsp_installing(Some(&wheels_dir), &state, with, &bare),
             "a bare wheel name",
         );
         let sdist_and_dir = [
@@ -90,7 +66,7 @@ fn relative_package_paths_are_taken_from_the_cli_working_directory() {
             "./src/wsp_epsilon-1.0",
         ];
         assert_ok(
-            &wsp_in(&work, &state, with, &sdist_and_dir),
+            &wsp_installing(Some(&work), &state, with, &sdist_and_dir),
             "an sdist, a dir",
         );
         let by_name = [
@@ -102,7 +78,7 @@ fn relative_package_paths_are_taken_from_the_cli_working_directory() {
             "--no-index",
         ];
         let shown = assert_ok(
-            &wsp_in(&work, &state, with, &by_name),
+            &wsp_installing(Some(&work), &state, with, &by_name),
             "a name, relative links",
         );
         for name in [
@@ -116,7 +92,7 @@ fn relative_package_paths_are_taken_from_the_cli_working_directory() {
         }
         let code = "import wsp_alpha, wsp_beta, wsp_gamma, wsp_delta, wsp_epsilon; print('ok')";
         let exec = ["exec", "demo", "--", "python", "-c", code];
-        let ran = assert_ok(&wsp_in(&work, &state, with, &exec), "exec");
+        let ran = assert_ok(&wsp_installing(Some(&work), &state, with, &exec), "exec");
         assert_eq!(ran, "ok\n", "{with:?}");
     }
 }

@@ -1,34 +1,11 @@
 //! `wsp python list` and `wsp create` without `--python`, over the real binary and pyenv's
 //! interpreters; shell completions.
 
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
-const WSP: &str = env!("CARGO_BIN_EXE_wsp");
-
-fn wsp(state: &Path, args: &[&str]) -> Output {
-    Command::new(WSP)
-        .arg("--state-dir")
-        .arg(state)
-        .args(args)
-        .env_remove("WSP_HOME")
-        .stdin(Stdio::null())
-        .output()
-        .expect("wsp runs")
-}
-
-#[track_caller]
-fn stdout_of(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "{:?}\nstderr: {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
+use crate::run::{assert_ok, wsp, WSP};
 
 fn version_key(version: &str) -> Vec<u64> {
     version
@@ -45,7 +22,7 @@ fn python_list_shows_every_interpreter_newest_first() {
     let python312 = pyenv.join("versions/3.12.1/bin/python3.12");
 
     let listed: Value =
-        serde_json::from_str(&stdout_of(&wsp(&state, &["python", "list", "--json"])))
+        serde_json::from_str(&assert_ok(&wsp(&state, &["python", "list", "--json"]), ""))
             .expect("one JSON array");
     let listed = listed.as_array().expect("an array");
     let versions: Vec<Vec<u64>> = listed
@@ -64,7 +41,7 @@ fn python_list_shows_every_interpreter_newest_first() {
         "{listed:?}"
     );
 
-    let table = stdout_of(&wsp(&state, &["python", "list"]));
+    let table = assert_ok(&wsp(&state, &["python", "list"]), "");
     let header: Vec<&str> = table
         .lines()
         .next()
@@ -84,10 +61,10 @@ fn python_list_shows_every_interpreter_newest_first() {
     let script = format!("#!/bin/sh\nexec '{}' \"$@\"\n", bin.join("real").display());
     crate::support::write_executable(&copy, &script);
     let copy_text = copy.display().to_string();
-    let with_configured = stdout_of(&wsp(
-        &state,
-        &["python", "list", "--interpreter", &copy_text],
-    ));
+    let with_configured = assert_ok(
+        &wsp(&state, &["python", "list", "--interpreter", &copy_text]),
+        "",
+    );
     assert!(
         with_configured
             .lines()
@@ -104,7 +81,7 @@ fn create_without_python_takes_the_newest_and_says_so() {
     let temp = tempfile::tempdir().unwrap();
     let state = temp.path().join("state");
     let listed: Value =
-        serde_json::from_str(&stdout_of(&wsp(&state, &["python", "list", "--json"]))).unwrap();
+        serde_json::from_str(&assert_ok(&wsp(&state, &["python", "list", "--json"]), "")).unwrap();
     let newest = listed[0]["version"]
         .as_str()
         .expect("an interpreter")
@@ -112,7 +89,7 @@ fn create_without_python_takes_the_newest_and_says_so() {
     let minor = newest.rsplit_once('.').expect("X.Y.Z").0.to_owned();
 
     let created = wsp(&state, &["create", "default", "--json"]);
-    let details: Value = serde_json::from_str(&stdout_of(&created)).expect("details");
+    let details: Value = serde_json::from_str(&assert_ok(&created, "")).expect("details");
     assert_eq!(details["python_version"], minor.as_str());
     assert_eq!(details["extra"]["python_full_version"], newest.as_str());
     let said = String::from_utf8_lossy(&created.stderr).into_owned();
@@ -131,7 +108,7 @@ fn completions_for_bash_zsh_and_fish() {
             .args(["completions", shell])
             .output()
             .unwrap();
-        let script = stdout_of(&output);
+        let script = assert_ok(&output, "");
         for word in [
             "create",
             "install",

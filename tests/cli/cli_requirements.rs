@@ -2,41 +2,8 @@
 //! the CLI (comments, blank lines, continuations, `-r` nesting taken from the including file's
 //! directory, relative paths from the working directory) and refuse what they can't send.
 
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
-
 use crate::install_support::wheels;
-
-const WSP: &str = env!("CARGO_BIN_EXE_wsp");
-
-/// `wsp --state-dir STATE ARGS...` run in `cwd`.
-fn wsp_in(cwd: &Path, state: &Path, args: &[&str]) -> Output {
-    Command::new(WSP)
-        .current_dir(cwd)
-        .arg("--state-dir")
-        .arg(state)
-        .args(args)
-        .env_remove("WSP_HOME")
-        .stdin(Stdio::null())
-        .output()
-        .expect("wsp runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-#[track_caller]
-fn expect(output: &Output, status: i32, what: &str) -> String {
-    assert_eq!(
-        output.status.code(),
-        Some(status),
-        "{what}\nstdout: {}\nstderr: {}",
-        text(&output.stdout),
-        text(&output.stderr)
-    );
-    text(&output.stdout)
-}
+use crate::run::{expect_status, text, wsp_in};
 
 #[test]
 fn requirements_files_with_comments_nesting_and_local_paths() {
@@ -65,14 +32,14 @@ fn requirements_files_with_comments_nesting_and_local_paths() {
         &links,
     ]
     .concat();
-    let created = expect(&wsp_in(&work, &state, &create), 0, "create -r");
+    let created = expect_status(&wsp_in(&work, &state, &create), 0, "create -r");
     for name in ["wsp-alpha", "wsp-beta", "wsp-gamma"] {
         assert!(created.contains(name), "{name} missing in\n{created}");
     }
 
     std::fs::write(work.join("upgrade.txt"), "wsp-alpha>=2\n").unwrap();
     let install = [&["install", "demo", "-r", "upgrade.txt"][..], &links].concat();
-    let installed = expect(&wsp_in(&work, &state, &install), 0, "install -r");
+    let installed = expect_status(&wsp_in(&work, &state, &install), 0, "install -r");
     assert!(installed.contains("2.0"), "{installed}");
 }
 
@@ -84,7 +51,7 @@ fn requirements_files_refuse_what_they_cannot_send() {
     let refused = |file: &str, content: &str, expected: &str| {
         std::fs::write(work.join(file), content).unwrap();
         let output = wsp_in(work, &state, &["install", "demo", "-r", file]);
-        expect(&output, 2, file);
+        expect_status(&output, 2, file);
         let stderr = text(&output.stderr);
         assert!(stderr.contains(expected), "{file}: {stderr}");
         assert!(!state.exists(), "no server was started for {file}");

@@ -4,29 +4,11 @@
 //! only inside its `--allow-cwd` directories, and never for a sandboxed command.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
 
 use serde_json::json;
 
+use crate::run::{text, wsp_in};
 use crate::support::{error_code, Server};
-
-const WSP: &str = env!("CARGO_BIN_EXE_wsp");
-
-fn wsp_in(dir: &Path, state: &Path, args: &[&str]) -> Output {
-    Command::new(WSP)
-        .current_dir(dir)
-        .arg("--state-dir")
-        .arg(state)
-        .args(args)
-        .env_remove("WSP_HOME")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run the wsp binary")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 #[test]
 fn a_script_in_the_project_directory_runs_with_the_environments_python() {

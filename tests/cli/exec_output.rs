@@ -3,24 +3,9 @@
 //! server's log reaches the terminal only when the server failed, or live with `-v`.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-const WSP: &str = env!("CARGO_BIN_EXE_wsp");
-
-fn wsp(state: &Path, args: &[&str]) -> Output {
-    Command::new(WSP)
-        .arg("--state-dir")
-        .arg(state)
-        .args(args)
-        .env_remove("WSP_HOME")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run the wsp binary")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use crate::run::{text, wsp, WSP};
 
 fn created(state: &Path) {
     let made = wsp(state, &["create", "out", "--python", "3.12"]);
