@@ -20,15 +20,15 @@ use wsp_server::codec::{Frame, FrameCodec};
 use crate::support::{frame, initialize, request, PATIENCE};
 
 /// A `wsp serve --listen` process; its socket is bound once this exists.
-struct Listening {
+pub(crate) struct Listening {
     child: Child,
-    socket: PathBuf,
+    pub(crate) socket: PathBuf,
     state_dir: PathBuf,
     _dir: tempfile::TempDir,
 }
 
 impl Listening {
-    async fn start(extra: &[&str]) -> Listening {
+    pub(crate) async fn start(extra: &[&str]) -> Listening {
         let dir = private_dir();
         let state_dir = dir.path().join("state");
         let socket = dir.path().join("wsp.sock");
@@ -47,7 +47,7 @@ impl Listening {
         Peer::connect(&self.socket).await
     }
 
-    async fn terminate(mut self) -> (i32, PathBuf) {
+    pub(crate) async fn terminate(mut self) -> (i32, PathBuf) {
         let pid = self.child.id().expect("the server runs") as i32;
         kill_process(Pid::from_raw(pid).expect("a pid"), Signal::TERM).expect("SIGTERM");
         let status = tokio::time::timeout(PATIENCE, self.child.wait())
@@ -330,7 +330,7 @@ async fn sigterm_drains_every_session_and_kills_what_still_runs() {
 }
 
 /// `wsp ARGS...` as the CLI: exit status, stdout, stderr.
-async fn cli(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+pub(crate) async fn cli(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_wsp"))
         .args(args)
         .envs(env.iter().copied())

@@ -2,8 +2,11 @@
 //! limits, SIGTERM) and WebSocket (tokens, origins, hosts), one session per connection and
 //! environment/changed to all of them.
 
+#[path = "../install_support/mod.rs"]
+mod install_support;
 #[path = "../support/mod.rs"]
 mod support;
 
+mod connect_commands;
 mod listen;
 mod listen_websocket;
