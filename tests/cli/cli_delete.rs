@@ -1,42 +1,9 @@
 //! `wsp delete` over the real binary: a terminal is asked first (no keeps the environment and
 //! exits 1, yes deletes it), `--yes` asks nothing, and without a terminal nothing is asked.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use crate::run::{wsp, WSP};
-
-/// Runs `wsp ARGS...` on a pseudo-terminal (Python's pty module) that is fed `typed`; returns
-/// the exit status and everything the terminal showed.
-fn on_a_terminal(args: &[&str], typed: &str) -> (Option<i32>, String) {
-    let script = "import os, pty, sys\n\
-                  out = []\n\
-                  def read(fd):\n    data = os.read(fd, 65536)\n    out.append(data)\n    return data\n\
-                  status = pty.spawn(sys.argv[1:], read)\n\
-                  sys.stdout.buffer.write(b''.join(out))\n\
-                  sys.exit(os.waitstatus_to_exitcode(status))\n";
-    let python = wsp_testing::conda::pyenv_root()
-        .expect("pyenv")
-        .join("versions/3.12.1/bin/python3.12");
-    let mut child = Command::new(python)
-        .args(["-c", script, WSP])
-        .args(args)
-        .env_remove("WSP_HOME")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python runs");
-    // The terminal holds the line until wsp reads its answer.
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin.write_all(typed.as_bytes()).expect("typed");
-    drop(stdin);
-    let output = child.wait_with_output().expect("python ends");
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-    )
-}
+use crate::run::{on_a_terminal, wsp};
 
 fn names(state: &Path) -> String {
     String::from_utf8_lossy(&wsp(state, &["list"]).stdout).into_owned()

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::install_support::{wheels, With};
-use crate::run::{assert_ok, text, wsp_installing, WSP};
+use crate::run::{assert_ok, on_a_terminal, text, wsp_installing, WSP};
 
 /// The must-show: a local wheel installed at create, imported in the environment.
 fn create_with_a_local_wheel_then_import(backend: &[&str], with: With) {
@@ -153,29 +153,14 @@ fn progress_is_a_bar_on_a_terminal() {
     let links = temp.path().join("wheels");
     wheels(&links);
     let state = temp.path().join("state");
-    // Python's pty module gives wsp a terminal for stdin, stdout and stderr.
-    let script = "import os, pty, sys\n\
-                  out = []\n\
-                  def read(fd):\n    data = os.read(fd, 65536)\n    out.append(data)\n    return data\n\
-                  status = pty.spawn(sys.argv[1:], read)\n\
-                  sys.stdout.buffer.write(b''.join(out))\n\
-                  sys.exit(os.waitstatus_to_exitcode(status))\n";
-    let python = wsp_testing::conda::pyenv_root()
-        .expect("pyenv")
-        .join("versions/3.12.1/bin/python3.12");
     let links = links.display().to_string();
     let state_text = state.display().to_string();
-    let output = Command::new(python)
-        .args([
-            "-c",
-            script,
-            WSP,
+    let (status, shown) = on_a_terminal(
+        &[
             "--state-dir",
             &state_text,
             "create",
             "tty",
-        ])
-        .args([
             "--python",
             "3.12",
             "-p",
@@ -183,12 +168,10 @@ fn progress_is_a_bar_on_a_terminal() {
             "--find-links",
             &links,
             "--no-index",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .expect("python runs");
-    assert_ok(&output, "create on a terminal");
-    let shown = text(&output.stdout);
+        ],
+        "",
+    );
+    assert_eq!(status, Some(0), "create on a terminal: {shown}");
     assert!(
         shown.contains("\u{1b}["),
         "a bar is drawn and cleared: {shown:?}"

@@ -1,5 +1,6 @@
 //! Running the `wsp` binary as a user does, and reading what it printed.
 
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -85,4 +86,35 @@ pub fn stdout(output: &Output) -> String {
 /// What the command printed on stderr.
 pub fn stderr(output: &Output) -> String {
     text(&output.stderr)
+}
+
+/// Runs `wsp ARGS...` on a pseudo-terminal (Python's pty module) that is fed `typed`; returns
+/// the exit status and everything the terminal showed.
+pub fn on_a_terminal(args: &[&str], typed: &str) -> (Option<i32>, String) {
+    let script = "import os, pty, sys\n\
+                  out = []\n\
+                  def read(fd):\n    data = os.read(fd, 65536)\n    out.append(data)\n    return data\n\
+                  status = pty.spawn(sys.argv[1:], read)\n\
+                  sys.stdout.buffer.write(b''.join(out))\n\
+                  sys.exit(os.waitstatus_to_exitcode(status))\n";
+    let python = wsp_testing::conda::pyenv_root()
+        .expect("pyenv")
+        .join("versions/3.12.1/bin/python3.12");
+    let mut child = Command::new(python)
+        .args(["-c", script, WSP])
+        .args(args)
+        .env_remove("WSP_HOME")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python runs");
+    // The terminal holds the line until wsp reads its answer.
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(typed.as_bytes()).expect("typed");
+    drop(stdin);
+    let output = child.wait_with_output().expect("python ends");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
 }
