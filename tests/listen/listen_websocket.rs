@@ -6,6 +6,7 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
@@ -19,7 +20,10 @@ use tokio_tungstenite::WebSocketStream;
 const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Starts `wsp serve --listen ws://127.0.0.1:0 ARGS`; its port once it listens, or its log.
-async fn start(state_dir: &Path, extra: &[&str]) -> Result<(Child, u16, String), String> {
+pub(crate) async fn start(
+    state_dir: &Path,
+    extra: &[&str],
+) -> Result<(Child, u16, String), String> {
     start_on("ws", state_dir, extra).await
 }
 
@@ -29,12 +33,43 @@ async fn start_on(
     state_dir: &Path,
     extra: &[&str],
 ) -> Result<(Child, u16, String), String> {
-    let listening = format!("listening on {scheme}://127.0.0.1:");
+    start_logging(scheme, state_dir, extra, Arc::default()).await
+}
+
+/// [`start_on`], appending what the server logs once it listens to `later`.
+pub(crate) async fn start_logging(
+    scheme: &str,
+    state_dir: &Path,
+    extra: &[&str],
+    later: Arc<Mutex<String>>,
+) -> Result<(Child, u16, String), String> {
+    start_at(&format!("{scheme}://127.0.0.1:0"), state_dir, extra, later).await
+}
+
+/// Starts `wsp serve --listen ADDRESS ARGS` (ADDRESS ending in port 0).
+pub(crate) async fn start_on_address(
+    address: &str,
+    state_dir: &Path,
+    extra: &[&str],
+) -> Result<(Child, u16, String), String> {
+    start_at(address, state_dir, extra, Arc::default()).await
+}
+
+async fn start_at(
+    address: &str,
+    state_dir: &Path,
+    extra: &[&str],
+    later: Arc<Mutex<String>>,
+) -> Result<(Child, u16, String), String> {
+    let listening = format!(
+        "listening on {}",
+        address.strip_suffix('0').unwrap_or(address)
+    );
     let mut child = Command::new(env!("CARGO_BIN_EXE_wsp"))
         .arg("serve")
         .arg("--state-dir")
         .arg(state_dir)
-        .args(["--listen", &format!("{scheme}://127.0.0.1:0")])
+        .args(["--listen", address])
         .args(extra)
         .env_remove("WSP_TOKEN")
         .stdin(Stdio::null())
@@ -54,7 +89,14 @@ async fn start_on(
         log.push_str(&format!("{line}\n"));
         if let Some(port) = line.strip_prefix(&listening) {
             let port = port.parse().expect("a port");
-            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            let rest = Arc::clone(&later);
+            tokio::spawn(async move {
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let mut rest = rest.lock().expect("the log");
+                    rest.push_str(&line);
+                    rest.push('\n');
+                }
+            });
             return Ok((child, port, log));
         }
     }
@@ -190,14 +232,14 @@ async fn cli(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
 }
 
 /// A file holding `token`, readable by its owner only.
-fn token_file(dir: &Path, name: &str, token: &str) -> String {
+pub(crate) fn token_file(dir: &Path, name: &str, token: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, format!("{token}\n")).expect("write");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
     path.display().to_string()
 }
 
-async fn terminate(mut child: Child) {
+pub(crate) async fn terminate(mut child: Child) {
     let pid = rustix::process::Pid::from_raw(child.id().expect("runs") as i32).expect("pid");
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
     let status = tokio::time::timeout(PATIENCE, child.wait()).await;

@@ -10,3 +10,4 @@ mod support;
 mod connect_commands;
 mod listen;
 mod listen_websocket;
+mod ws_refusals;
