@@ -1,8 +1,9 @@
 //! Each refusal of `wsp serve --listen ws://` over the real binary, decided before the upgrade:
 //! no token, a wrong token, a token only in the query (401), an `Origin` not allowed (403), a
 //! `Host` that is not this server's (403) or none (400), a connection past
-//! `--max-connections` (503), and `ws://` off loopback (the server does not start). The token
-//! never appears in the server's log.
+//! `--max-connections` (503), and `ws://` off loopback (the server does not start); then the
+//! frames that close a connection (binary 1003, not UTF-8 1007, over `--max-frame-bytes` 1009)
+//! while the server goes on. The token never appears in the server's log.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -192,4 +193,83 @@ async fn plain_websocket_off_loopback_does_not_start() {
     let log = started.map(|_| ()).expect_err("refused at start");
     assert!(log.contains("loopback"), "{log}");
     assert!(!log.contains(TOKEN), "{log}");
+}
+
+/// A connection upgraded by hand, so that any frame can be sent as raw bytes.
+async fn upgraded(port: u16) -> TcpStream {
+    let request = format!(
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
+         Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n{BEARER}\r\n\r\n"
+    );
+    let mut stream = TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connect");
+    stream.write_all(request.as_bytes()).await.expect("send");
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let byte = stream.read_u8().await.expect("the upgrade's answer");
+        head.push(byte);
+    }
+    assert!(
+        head.starts_with(b"HTTP/1.1 101"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    stream
+}
+
+/// One final frame from a client: masked (with the zero key, so the payload goes as is).
+fn client_frame(opcode: u8, payload: &[u8]) -> Vec<u8> {
+    let mut frame = vec![0x80 | opcode];
+    match payload.len() {
+        n if n < 126 => frame.push(0x80 | n as u8),
+        n => {
+            frame.push(0x80 | 126);
+            frame.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+    }
+    frame.extend_from_slice(&[0, 0, 0, 0]);
+    frame.extend_from_slice(payload);
+    frame
+}
+
+/// The status code of the close frame the server sends next.
+async fn close_code(stream: &mut TcpStream) -> u16 {
+    loop {
+        let first = stream.read_u8().await.expect("a frame");
+        let length = match stream.read_u8().await.expect("its length") & 0x7f {
+            126 => stream.read_u16().await.expect("its length") as usize,
+            127 => panic!("no frame of the server's is this long here"),
+            n => n as usize,
+        };
+        let mut payload = vec![0; length];
+        stream.read_exact(&mut payload).await.expect("its payload");
+        if first & 0x0f == 0x8 {
+            return u16::from_be_bytes([payload[0], payload[1]]);
+        }
+    }
+}
+
+#[tokio::test]
+async fn binary_invalid_and_oversized_frames_close_their_connection_only() {
+    let server = Guarded::start(&["--max-frame-bytes", "1024"]).await;
+    let oversized = vec![b' '; 2000];
+    for (opcode, payload, code) in [
+        (0x2, &b"{}"[..], 1003),
+        (0x1, &[0xff, 0xfe, 0xfd][..], 1007),
+        (0x1, &oversized[..], 1009),
+    ] {
+        let mut stream = upgraded(server.port).await;
+        stream
+            .write_all(&client_frame(opcode, payload))
+            .await
+            .expect("send");
+        assert_eq!(close_code(&mut stream).await, code, "opcode {opcode}");
+    }
+    assert_eq!(
+        server.status("/", &[HOST, BEARER]).await,
+        101,
+        "still serving"
+    );
+    server.finish().await;
 }
