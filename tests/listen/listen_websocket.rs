@@ -43,7 +43,14 @@ pub(crate) async fn start_logging(
     extra: &[&str],
     later: Arc<Mutex<String>>,
 ) -> Result<(Child, u16, String), String> {
-    start_at(&format!("{scheme}://127.0.0.1:0"), state_dir, extra, later).await
+    start_at(
+        &format!("{scheme}://127.0.0.1:0"),
+        state_dir,
+        extra,
+        &[],
+        later,
+    )
+    .await
 }
 
 /// Starts `wsp serve --listen ADDRESS ARGS` (ADDRESS ending in port 0).
@@ -52,13 +59,16 @@ pub(crate) async fn start_on_address(
     state_dir: &Path,
     extra: &[&str],
 ) -> Result<(Child, u16, String), String> {
-    start_at(address, state_dir, extra, Arc::default()).await
+    start_at(address, state_dir, extra, &[], Arc::default()).await
 }
 
-async fn start_at(
+/// Starts `wsp serve --listen ADDRESS ARGS` with `env` (and no other `WSP_TOKEN`), appending
+/// what it logs once it listens to `later`.
+pub(crate) async fn start_at(
     address: &str,
     state_dir: &Path,
     extra: &[&str],
+    env: &[(&str, &str)],
     later: Arc<Mutex<String>>,
 ) -> Result<(Child, u16, String), String> {
     let listening = format!(
@@ -72,6 +82,7 @@ async fn start_at(
         .args(["--listen", address])
         .args(extra)
         .env_remove("WSP_TOKEN")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

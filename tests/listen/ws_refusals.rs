@@ -12,7 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::process::Child;
 
-use crate::listen_websocket::{start_logging, terminate, token_file};
+use crate::listen_websocket::{start_at, start_logging, terminate, token_file};
 
 const TOKEN: &str = "refusal-token-5f1c9a";
 
@@ -271,5 +271,26 @@ async fn binary_invalid_and_oversized_frames_close_their_connection_only() {
         101,
         "still serving"
     );
+    server.finish().await;
+}
+
+#[tokio::test]
+async fn the_token_may_come_from_wsp_token_and_then_no_token_file_is_made() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let state = dir.path().join("state");
+    let log = Arc::default();
+    let env = [("WSP_TOKEN", TOKEN)];
+    let (child, port, _) = start_at("ws://127.0.0.1:0", &state, &[], &env, Arc::clone(&log))
+        .await
+        .expect("the server listens");
+    let server = Guarded {
+        child,
+        port,
+        log,
+        _dir: dir,
+    };
+    assert_eq!(server.status("/", &[HOST, BEARER]).await, 101);
+    assert_eq!(server.status("/", &[HOST]).await, 401);
+    assert!(!state.join("server.token").exists(), "no token is made");
     server.finish().await;
 }
