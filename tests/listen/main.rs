@@ -8,6 +8,7 @@ mod install_support;
 mod support;
 
 mod connect_commands;
+mod isolation;
 mod listen;
 mod listen_websocket;
 mod ws_refusals;

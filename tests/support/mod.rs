@@ -264,16 +264,32 @@ pub fn is_running(pid: i32) -> bool {
     }
 }
 
-/// Waits (bounded) until `pid` is gone; fails naming `what` if it outlives the bound.
+/// Waits (bounded) until `pid` is gone; fails naming `what` if it outlives the bound. Woken by
+/// the process's exit (its pidfd becomes readable), not by polling.
 pub async fn assert_gone(pid: i32, what: &str) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while is_running(pid) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{what} {pid} still runs: an orphan"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let Some(process) = rustix::process::Pid::from_raw(pid) else {
+        panic!("{what}: {pid} is not a pid");
+    };
+    let Ok(pidfd) = rustix::process::pidfd_open(process, rustix::process::PidfdFlags::empty())
+    else {
+        return; // already gone
+    };
+    let waited = tokio::task::spawn_blocking(move || {
+        let mut fds = [rustix::event::PollFd::new(
+            &pidfd,
+            rustix::event::PollFlags::IN,
+        )];
+        let patience = rustix::event::Timespec {
+            tv_sec: 10,
+            tv_nsec: 0,
+        };
+        rustix::event::poll(&mut fds, Some(&patience))
+    });
+    let ready = waited.await.expect("the waiting task").expect("poll");
+    assert!(
+        ready == 1 || !is_running(pid),
+        "{what} {pid} still runs: an orphan"
+    );
 }
 
 /// The environment methods over the venv backend on the state directory `state_dir`, for an
