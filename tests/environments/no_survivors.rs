@@ -115,7 +115,38 @@ fn cgroup_dir_of(pid: &str) -> PathBuf {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_next_server_kills_what_a_killed_cgroup_server_left() {
+async fn a_killed_cgroup_servers_commands_are_killed_by_its_guardian_at_once() {
+    if !is_root() {
+        eprintln!("skipped: cgroup mode needs root here");
+        return;
+    }
+    let temp = tempfile::tempdir().expect("temp");
+    let (mut server, env) = start(&temp.path().join("state"), "cgroup").await;
+    let sleeper = start_sleeper(&mut server, &env, temp.path()).await;
+    kill_9(server).await;
+    assert_gone(sleeper, "a command of the killed server").await;
+}
+
+/// The server's guardian process (a child of the server named `wsp-guardian`).
+fn guardian_of(server: u32) -> Option<i32> {
+    let tasks = std::fs::read_dir(format!("/proc/{server}/task")).ok()?;
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|children| {
+            children
+                .split_whitespace()
+                .filter_map(|pid| pid.parse::<i32>().ok())
+                .collect::<Vec<_>>()
+        })
+        .find(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|name| name.trim() == "wsp-guardian")
+        })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_next_server_kills_what_a_server_and_its_guardian_left() {
     if !is_root() {
         eprintln!("skipped: cgroup mode needs root here");
         return;
@@ -125,10 +156,16 @@ async fn the_next_server_kills_what_a_killed_cgroup_server_left() {
     let (mut server, env) = start(&state, "cgroup").await;
     let dead_pid = server.child.id().expect("pid");
     let sleeper = start_sleeper(&mut server, &env, temp.path()).await;
+    // Both die at once (the OOM killer, a kill of the whole group): nobody kills the commands
+    // until the next server starts.
+    let guardian = guardian_of(dead_pid).expect("a cgroup server has a guardian");
+    let guardian_pid = rustix::process::Pid::from_raw(guardian).expect("a pid");
+    rustix::process::kill_process(guardian_pid, rustix::process::Signal::KILL).expect("kill");
+    assert_gone(guardian, "the guardian").await;
     kill_9(server).await;
     assert!(
         is_running(sleeper),
-        "the command outlives its killed server for now"
+        "the command outlives its killed server and guardian for now"
     );
 
     let mut next = Server::start_with_env(&state, &[], &[(MODE_VAR, "cgroup")]);

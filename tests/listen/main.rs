@@ -10,5 +10,6 @@ mod support;
 mod connect_commands;
 mod isolation;
 mod listen;
+mod listen_crash;
 mod listen_websocket;
 mod ws_refusals;
