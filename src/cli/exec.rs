@@ -78,6 +78,8 @@ where
         stream: !json,
         limits: Default::default(),
         sandbox: None,
+        stdin_stream: false,
+        pty: None,
     };
     let mut streamed = Streamed::default();
     let result = run_until_interrupted(client, &params, &mut streamed).await;

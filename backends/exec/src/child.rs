@@ -25,6 +25,9 @@ pub(super) struct ChildSetup {
     pub(super) cwd_path: Option<CString>,
     /// Stdin is the null device (a sandbox opens it again inside its namespace).
     pub(super) null_stdin: bool,
+    /// The child's stdin is a terminal's slave, to become its controlling terminal in a
+    /// session of its own.
+    pub(super) pty_session: bool,
     /// Resource limits, soft and hard alike.
     pub(super) limits: Vec<(Resource, u64)>,
     /// The sandbox: its user and network namespaces are entered before the PID namespace
@@ -44,6 +47,12 @@ impl ChildSetup {
             if libc::write(procs, b"0".as_ptr().cast(), 1) != 1 {
                 return Err(io::Error::last_os_error());
             }
+        }
+        if self.pty_session {
+            // A new session has no controlling terminal; its leader takes its stdin's. The
+            // forwarder of a PID namespace does this, and the command inherits it.
+            rustix::process::setsid()?;
+            rustix::process::ioctl_tiocsctty(BorrowedFd::borrow_raw(0))?;
         }
         if let Some(sandbox) = &self.sandbox {
             sandbox.enter_namespaces()?;

@@ -61,9 +61,11 @@ pub mod file_events;
 mod links;
 mod lookup;
 mod options;
+mod pty;
 pub mod remove_tree;
 pub mod sandbox;
 mod stack;
+mod stdin;
 mod user_namespace;
 mod utf8;
 
@@ -74,7 +76,6 @@ use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 use wsp_protocol::FailureReason;
 
-use tokio::io::AsyncWriteExt;
 use tokio::sync::watch;
 use wsp_protocol::results::OutputStream;
 use wsp_protocol::ExecuteResult;
@@ -92,7 +93,7 @@ pub use stack::{
 /// What a run is asked to do: the request vocabulary of `wsp-backend`, here too.
 pub use wsp_backend::{
     resolve_cwd, ContainmentMode, OutputChunk, OutputSink, RunOptions, SandboxNetwork,
-    SandboxPolicy, WorkingDir, DEFAULT_MAX_OUTPUT_BYTES,
+    SandboxPolicy, StdinStream, WorkingDir, DEFAULT_MAX_OUTPUT_BYTES,
 };
 
 /// How long the output pipes (and stdin) are still served after the main child exited and
@@ -205,24 +206,61 @@ pub async fn run_with_stack(
             Some(_) => Some(cwd_path(spec.cwd)?),
             None => None,
         },
-        null_stdin: options.stdin.is_none(),
+        null_stdin: options.stdin.is_none()
+            && options.stdin_stream.is_none()
+            && options.pty.is_none(),
+        pty_session: options.pty.is_some(),
         limits,
         sandbox: sandbox.as_mut().and_then(sandbox::Prepared::take_child),
     };
 
+    let pty = match &options.pty {
+        Some(sizes) => Some(pty::Pty::open(*sizes.borrow()).map_err(|error| {
+            BackendError::caused_by(
+                FailureReason::SpawnFailed,
+                format!("cannot start `{program}`: cannot open a pseudo-terminal"),
+                error,
+            )
+        })?),
+        None => None,
+    };
+    let streamed = options.stdin_stream.as_ref().and_then(StdinStream::take);
+    let input = match (streamed, &options.stdin) {
+        (Some(chunks), _) => Some(stdin::Input::Stream(chunks)),
+        (None, Some(text)) => Some(stdin::Input::Text(text.clone())),
+        (None, None) => None,
+    };
     let mut command = tokio::process::Command::new(&executable);
     command
         .args(&spec.argv[1..])
-        .stdin(if options.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true)
         .env_remove("PYTHONHOME");
+    match &pty {
+        // The child makes a session of its own (which leads its own process group).
+        Some(pty) => {
+            let slave = |_| {
+                pty.slave().map_err(|error| {
+                    BackendError::caused_by(
+                        FailureReason::SpawnFailed,
+                        format!("cannot start `{program}`: its terminal"),
+                        error,
+                    )
+                })
+            };
+            command.stdin(slave(0)?).stdout(slave(1)?).stderr(slave(2)?);
+        }
+        None => {
+            command
+                .stdin(if input.is_some() {
+                    Stdio::piped()
+                } else {
+                    Stdio::null()
+                })
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .process_group(0);
+        }
+    }
     for (key, value) in &spec.activation.vars {
         command.env(key, value);
     }
@@ -253,20 +291,51 @@ pub async fn run_with_stack(
         )
     })?;
     containment.started(child.id());
+    // The command holds the terminal's slave now; the server's copies must not keep it open.
+    drop(command);
     let limit = options::output_limit(&options);
+    type Output = Box<dyn tokio::io::AsyncRead + Unpin + Send>;
+    let (stdout_pipe, stderr_pipe, writer, end, terminal): (
+        Option<Output>,
+        Option<Output>,
+        _,
+        _,
+        _,
+    ) = match pty {
+        Some(pty) => {
+            let (reader, writer) = pty.into_master();
+            let terminal = options.pty.clone().map(|sizes| (writer.resizer(), sizes));
+            let writer: stdin::InputWriter = Box::new(writer);
+            (
+                Some(Box::new(reader)),
+                None,
+                Some(writer),
+                pty::END_OF_INPUT,
+                terminal,
+            )
+        }
+        None => {
+            let stdout: Option<Output> = child.stdout.take().map(|pipe| Box::new(pipe) as Output);
+            let stderr: Option<Output> = child.stderr.take().map(|pipe| Box::new(pipe) as Output);
+            let writer = child
+                .stdin
+                .take()
+                .map(|pipe| Box::new(pipe) as stdin::InputWriter);
+            (stdout, stderr, writer, &b""[..], None)
+        }
+    };
     let stdout = capture::Capture {
-        pipe: child.stdout.take(),
+        pipe: stdout_pipe,
         stream: OutputStream::Stdout,
         limit,
         sink: options.output.clone(),
     };
     let stderr = capture::Capture {
-        pipe: child.stderr.take(),
+        pipe: stderr_pipe,
         stream: OutputStream::Stderr,
         limit,
         sink: options.output,
     };
-    let stdin = child.stdin.take();
 
     let (exited_tx, exited_rx) = watch::channel(false);
     let wait = async {
@@ -288,11 +357,12 @@ pub async fn run_with_stack(
         let _ = exited_tx.send(true);
         (status, timed_out)
     };
-    let ((status, timed_out), stdout, stderr, ()) = tokio::join!(
+    let ((status, timed_out), stdout, stderr, (), ()) = tokio::join!(
         wait,
         stdout.read(exited_rx.clone(), PIPE_GRACE),
         stderr.read(exited_rx.clone(), PIPE_GRACE),
-        feed(stdin, options.stdin.as_deref(), exited_rx),
+        stdin::feed(writer, input, end, exited_rx.clone()),
+        resize_until_exit(terminal, exited_rx),
     );
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let status = status.map_err(|error| {
@@ -350,28 +420,20 @@ fn cwd_path(cwd: &WorkingDir) -> Result<std::ffi::CString, BackendError> {
     })
 }
 
-/// Writes `data` to the child's stdin and closes it. A child that exits without reading it
-/// all ends the writing (a broken pipe is not an error); so does the grace after the exit,
-/// for a reader outside the containment that never reads.
-async fn feed(
-    stdin: Option<tokio::process::ChildStdin>,
-    data: Option<&[u8]>,
+/// Gives the command's terminal the sizes the client asks for, until the command exits.
+async fn resize_until_exit(
+    terminal: Option<(
+        pty::PtyResizer,
+        watch::Receiver<wsp_protocol::interactive::PtySize>,
+    )>,
     mut exited: watch::Receiver<bool>,
 ) {
-    let (Some(mut stdin), Some(data)) = (stdin, data) else {
+    let Some((resizer, sizes)) = terminal else {
         return;
     };
-    let deadline = async move {
-        let _ = exited.wait_for(|exited| *exited).await;
-        tokio::time::sleep(PIPE_GRACE).await;
-    };
     tokio::select! {
-        written = stdin.write_all(data) => {
-            if written.is_ok() {
-                let _ = stdin.shutdown().await;
-            }
-        }
-        () = deadline => {}
+        () = resizer.follow(sizes) => {}
+        _ = exited.wait_for(|exited| *exited) => {}
     }
 }
 
