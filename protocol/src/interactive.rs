@@ -103,10 +103,12 @@ impl InputParams {
         let data = match params.and_then(|params| params.get("data")) {
             None | Some(Value::Null) => "",
             Some(Value::String(data)) if data.len() <= MAX_INPUT_DATA_BYTES => data,
-            Some(Value::String(data)) => return Err(format!(
+            Some(Value::String(data)) => {
+                return Err(format!(
                 "`data` holds {} bytes, more than the {MAX_INPUT_DATA_BYTES} one input may carry",
                 data.len()
-            )),
+            ))
+            }
             Some(other) => {
                 return Err(format!("`data` must be a string, got {}", type_name(other)))
             }

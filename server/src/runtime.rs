@@ -378,6 +378,11 @@ where
                     Element::Known(Some(invalid_request_response(id, &reason)))
                 }
                 Incoming::Notification(notification) => {
+                    if self.stack.poll_notify_ready(&notification, cx).is_pending() {
+                        self.messages
+                            .push_front(Incoming::Notification(notification));
+                        return false;
+                    }
                     if let std::ops::ControlFlow::Break(status) = self.stack.notify(&notification) {
                         self.status = status;
                         self.messages.clear();

@@ -21,7 +21,7 @@ pub(crate) enum Input {
 /// Writes `input` to `writer`, then ends the input: closes a pipe, or writes `end` (a
 /// terminal's end-of-file character). A child that exits without reading it all ends the
 /// writing (a broken pipe is not an error); so does the grace after the exit, for a reader
-/// outside the containment that never reads.
+/// outside the containment that never reads. A stream stops at the exit: nobody reads it.
 pub(crate) async fn feed(
     writer: Option<InputWriter>,
     input: Option<Input>,
@@ -31,9 +31,13 @@ pub(crate) async fn feed(
     let (Some(mut writer), Some(input)) = (writer, input) else {
         return;
     };
+    let grace = match input {
+        Input::Text(_) => PIPE_GRACE,
+        Input::Stream(_) => std::time::Duration::ZERO,
+    };
     let deadline = async move {
         let _ = exited.wait_for(|exited| *exited).await;
-        tokio::time::sleep(PIPE_GRACE).await;
+        tokio::time::sleep(grace).await;
     };
     let write = async {
         match input {

@@ -270,7 +270,7 @@ where
                 return Err(ClientError::NotPending(id));
             }
             let message = self.read_message().await?;
-            match self.classify(message)? {
+            match classify(&mut self.pending, message)? {
                 Incoming::Response(got, response) if got == id => return Ok(response),
                 Incoming::Response(got, response) => {
                     self.early.insert(got, response);
@@ -342,8 +342,11 @@ where
         };
         serde_json::from_str(&payload).map_err(ClientError::NotJson)
     }
+}
 
-    fn classify(&mut self, message: Value) -> Result<Incoming, ClientError> {
+/// What `message` is; a response to a pending request is no longer pending.
+fn classify(pending: &mut HashSet<i64>, message: Value) -> Result<Incoming, ClientError> {
+    {
         let Value::Object(object) = &message else {
             return Err(ClientError::NotAResponse(
                 "a message must be a JSON object".into(),
@@ -360,7 +363,7 @@ where
                 )),
             };
         };
-        if let Some(id) = id.as_i64().filter(|id| self.pending.remove(id)) {
+        if let Some(id) = id.as_i64().filter(|id| pending.remove(id)) {
             return Ok(Incoming::Response(id, message));
         }
         if id.is_null() {
@@ -376,7 +379,14 @@ where
         tracing::warn!(%id, "ignoring a response to a request this client is not waiting for");
         Ok(Incoming::Ignored)
     }
+}
 
+impl<R, W, P> Client<R, W, P>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+    P: Peer,
+{
     /// The error for a server that stopped listening or talking: closes its input and says how
     /// it ended, if it did within the exit grace.
     async fn closed(&mut self) -> ClientError {
@@ -390,5 +400,6 @@ where
     }
 }
 
+mod input;
 #[cfg(test)]
 mod tests;
