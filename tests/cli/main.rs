@@ -14,3 +14,4 @@ mod cli_python;
 mod cli_requirements;
 mod exec_cwd;
 mod exec_output;
+mod exec_stdin;
