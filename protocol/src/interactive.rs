@@ -87,8 +87,9 @@ impl Field for PtyRule {
 pub struct InputParams {
     /// The id of the `environment/execute` request whose stdin this is.
     pub request_id: Id,
-    /// The text, written as UTF-8; at most [`MAX_INPUT_DATA_BYTES`] bytes.
-    #[schemars(length(max = 1_048_576))]
+    /// The text, written as UTF-8: at most 1 MiB (1,048,576 bytes) of it, or the notification
+    /// is ignored (and logged). Absent: `""`.
+    #[serde(default)]
     pub data: String,
     /// Closes the command's stdin after `data` (on a pty: the terminal's end-of-file
     /// character, Ctrl-D).
