@@ -28,6 +28,9 @@ pub const INTERRUPTED_STATUS: i32 = 128 + 2;
 /// How long an interrupted `wsp exec` waits for the server to say the command is gone.
 const CANCEL_PATIENCE: Duration = Duration::from_secs(5);
 
+/// How long an interrupted `wsp exec` tries to send the cancel.
+const CANCEL_SEND_PATIENCE: Duration = Duration::from_secs(1);
+
 /// What `wsp exec` runs, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecRequest {
@@ -186,7 +189,11 @@ where
                         json!({"request_id": id, "data": "", "eof": true})
                     }
                 };
-                client.notify_reading(methods::INPUT, params, |n| streamed.show(&n)).await?;
+                // A command that doesn't read holds the input back; Ctrl-C still ends the wait.
+                tokio::select! {
+                    sent = client.notify_reading(methods::INPUT, params, |n| streamed.show(&n)) => sent?,
+                    _ = tokio::signal::ctrl_c() => break None,
+                }
             }
             Some(()) = next_resize(&mut resized) => {
                 let size = terminal_size();
@@ -198,8 +205,16 @@ where
         }
     };
     let Some(response) = interrupted else {
-        client.cancel(id).await?;
-        let _ = tokio::time::timeout(CANCEL_PATIENCE, client.response_to(id, |_| {})).await;
+        // A server held back by input the command doesn't read may not take the cancel; a
+        // spawned one is then stopped, and its drain kills the command.
+        match tokio::time::timeout(CANCEL_SEND_PATIENCE, client.cancel(id)).await {
+            Ok(Ok(())) => {
+                let _ = tokio::time::timeout(CANCEL_PATIENCE, client.response_to(id, |_| {})).await;
+            }
+            _ => {
+                let _ = client.terminate();
+            }
+        }
         return Ok(None);
     };
     let response = Response::from_value(response).map_err(ClientError::NotAResponse)?;

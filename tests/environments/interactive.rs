@@ -298,3 +298,78 @@ async fn a_closed_session_kills_a_command_waiting_for_input() {
     assert_eq!(status, 0);
     assert_gone(pid, "the command waiting for input").await;
 }
+
+/// Starts request `id`: a command that prints its pid and never reads its streamed stdin;
+/// returns the pid.
+async fn start_non_reader(server: &mut Server, env: &Value, id: &str) -> i32 {
+    let code = "import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(300)";
+    let params =
+        json!({"id": env, "argv": ["python", "-c", code], "stdin_stream": true, "stream": true});
+    server
+        .send(&request(id, "environment/execute", params))
+        .await;
+    let mut seen = String::new();
+    stdout_until(server, &mut seen, "\n").await;
+    seen.trim().parse().unwrap()
+}
+
+/// Writes `chunks` inputs of a million bytes for `id` on a task of its own (it may wait for
+/// the server as long as it likes), then `after`.
+fn flood(
+    server: &mut Server,
+    id: &'static str,
+    chunks: usize,
+    after: Option<Value>,
+) -> tokio::task::JoinHandle<()> {
+    let mut stdin = server.stdin.take().unwrap();
+    tokio::spawn(async move {
+        let chunk = "x".repeat(1_000_000);
+        for _ in 0..chunks {
+            let frame = crate::support::frame(&input(id, &chunk, false).to_string());
+            if stdin.write_all(&frame).await.is_err() {
+                return;
+            }
+        }
+        if let Some(after) = after {
+            let _ = stdin
+                .write_all(&crate::support::frame(&after.to_string()))
+                .await;
+        }
+        // Held open: the server's input doesn't end here.
+        std::future::pending::<()>().await;
+    })
+}
+
+#[tokio::test]
+async fn a_cancel_behind_held_back_input_still_cancels() {
+    let (mut server, env) = server_with_environment().await;
+    let pid = start_non_reader(&mut server, &env, "deaf").await;
+    let cancel = json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "deaf"}});
+    let writer = flood(&mut server, "deaf", 3, Some(cancel));
+    let cancelled = answer(&mut server, "deaf").await;
+    assert_eq!(error_code(&cancelled), -32800, "{cancelled}");
+    assert_gone(pid, "the cancelled command").await;
+    writer.abort();
+}
+
+#[tokio::test]
+async fn sigterm_ends_a_session_held_back_by_input() {
+    let (mut server, env) = server_with_environment().await;
+    let pid = start_non_reader(&mut server, &env, "deaf").await;
+    // Far more than the server reads ahead: its reading is held back for good.
+    let writer = flood(&mut server, "deaf", 12, None);
+    let server_pid = server.child.id().unwrap();
+    // The server has read what it can once the writer can't write more; the signal comes
+    // whenever: the drain ends the command within its deadline either way.
+    let signalled = std::process::Command::new("kill")
+        .args(["-TERM", &server_pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(signalled.success());
+    let cancelled = answer(&mut server, "deaf").await;
+    assert_eq!(error_code(&cancelled), -32603, "{cancelled}");
+    writer.abort();
+    let (status, _) = server.finish().await;
+    assert_eq!(status, 0);
+    assert_gone(pid, "the command of the held-back session").await;
+}

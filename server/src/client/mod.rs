@@ -55,6 +55,12 @@ pub trait Peer: Send {
     /// Stops the server without waiting for it.
     fn kill(&mut self) -> Result<(), ClientError>;
 
+    /// Asks the server to drain and end (`SIGTERM` for a process this client spawned), for a
+    /// session it no longer reads; nothing for a server that lives elsewhere.
+    fn terminate(&mut self) -> Result<(), ClientError> {
+        Ok(())
+    }
+
     /// `exit`, in words (`exit status 1`).
     fn describe(exit: &Self::Exit) -> String;
 }
@@ -121,6 +127,11 @@ where
     W: AsyncWrite + Unpin + Send,
     P: Peer,
 {
+    /// Asks the server to drain and end (see [`Peer::terminate`]).
+    pub fn terminate(&mut self) -> Result<(), ClientError> {
+        self.peer.terminate()
+    }
+
     /// A client reading the server's output from `reader` and writing its input to `writer`.
     pub fn new(reader: R, writer: W, peer: P) -> Self {
         Client {
