@@ -43,10 +43,7 @@ where
     /// acted on at once, the end of input ends it, the rest is held (module `held`).
     pub(super) fn read_ahead(&mut self, cx: &mut Context<'_>) -> bool {
         let mut progressed = false;
-        loop {
-            let Some(input) = self.input.as_mut() else {
-                break;
-            };
+        while let Some(input) = self.input.as_mut() {
             if !self.held.has_room() {
                 // Full: only a termination signal is still seen.
                 if input.poll_terminated(cx).is_ready() {
