@@ -361,7 +361,7 @@ pub async fn run_with_stack(
         wait,
         stdout.read(exited_rx.clone(), PIPE_GRACE),
         stderr.read(exited_rx.clone(), PIPE_GRACE),
-        stdin::feed(writer, input, end, exited_rx.clone()),
+        stdin::feed(writer, input, end, terminal.clone(), exited_rx.clone()),
         resize_until_exit(terminal, exited_rx),
     );
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);

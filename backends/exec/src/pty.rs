@@ -82,9 +82,22 @@ fn set_size(master: impl AsFd, size: PtySize) -> io::Result<()> {
 }
 
 /// Sets the terminal's size.
+#[derive(Clone)]
 pub(crate) struct PtyResizer(Arc<AsyncFd<OwnedFd>>);
 
 impl PtyResizer {
+    /// Applies the size `sizes` holds if it changed since it was last seen: called before each
+    /// write of input, so a resize the client sent before that input is in place when the
+    /// command reads it.
+    pub(crate) fn catch_up(&self, sizes: &mut watch::Receiver<PtySize>) {
+        if sizes.has_changed().unwrap_or(false) {
+            let size = *sizes.borrow_and_update();
+            if let Err(error) = set_size(self.0.get_ref(), size) {
+                tracing::debug!(%error, "resizing a command's terminal failed");
+            }
+        }
+    }
+
     /// Gives the terminal every size `sizes` takes, until its sender is gone.
     pub(crate) async fn follow(self, mut sizes: watch::Receiver<PtySize>) {
         while sizes.changed().await.is_ok() {

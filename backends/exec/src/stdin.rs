@@ -5,7 +5,9 @@ use bytes::Bytes;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 
+use super::pty::PtyResizer;
 use super::PIPE_GRACE;
+use wsp_protocol::interactive::PtySize;
 
 /// Where the child's input goes.
 pub(crate) type InputWriter = Box<dyn AsyncWrite + Unpin + Send>;
@@ -21,11 +23,13 @@ pub(crate) enum Input {
 /// Writes `input` to `writer`, then ends the input: closes a pipe, or writes `end` (a
 /// terminal's end-of-file character). A child that exits without reading it all ends the
 /// writing (a broken pipe is not an error); so does the grace after the exit, for a reader
-/// outside the containment that never reads. A stream stops at the exit: nobody reads it.
+/// outside the containment that never reads. A stream stops at the exit: nobody reads it. On a
+/// terminal, each chunk is written after the sizes sent before it are applied.
 pub(crate) async fn feed(
     writer: Option<InputWriter>,
     input: Option<Input>,
     end: &[u8],
+    mut terminal: Option<(PtyResizer, watch::Receiver<PtySize>)>,
     mut exited: watch::Receiver<bool>,
 ) {
     let (Some(mut writer), Some(input)) = (writer, input) else {
@@ -44,6 +48,9 @@ pub(crate) async fn feed(
             Input::Text(text) => writer.write_all(&text).await?,
             Input::Stream(mut chunks) => {
                 while let Some(chunk) = chunks.recv().await {
+                    if let Some((resizer, sizes)) = terminal.as_mut() {
+                        resizer.catch_up(sizes);
+                    }
                     writer.write_all(&chunk).await?;
                 }
             }
