@@ -48,17 +48,18 @@ impl ChildSetup {
                 return Err(io::Error::last_os_error());
             }
         }
-        if self.pty_session {
-            // A new session has no controlling terminal; its leader takes its stdin's. The
-            // forwarder of a PID namespace does this, and the command inherits it.
-            rustix::process::setsid()?;
-            rustix::process::ioctl_tiocsctty(BorrowedFd::borrow_raw(0))?;
-        }
         if let Some(sandbox) = &self.sandbox {
             sandbox.enter_namespaces()?;
         }
         if let Some(namespace) = &self.namespace {
             namespace.enter()?;
+        }
+        if self.pty_session {
+            // The command itself (not a PID namespace's forwarder, which keeps its own process
+            // group outside the terminal's session, so the terminal's Ctrl-C never reaches
+            // it) leads a new session, whose controlling terminal is its stdin.
+            rustix::process::setsid()?;
+            rustix::process::ioctl_tiocsctty(BorrowedFd::borrow_raw(0))?;
         }
         if let Some(sandbox) = &self.sandbox {
             sandbox.confine_mounts(self.null_stdin)?;

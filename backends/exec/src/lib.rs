@@ -198,6 +198,7 @@ pub async fn run_with_stack(
             *resource != rustix::process::Resource::Nproc || containment.rlimit_processes()
         })
         .collect();
+    let namespaced = containment.namespace().is_some();
     let mut setup = child::ChildSetup {
         cgroup_procs: containment.cgroup_procs(),
         namespace: containment.namespace().cloned(),
@@ -236,7 +237,8 @@ pub async fn run_with_stack(
         .kill_on_drop(true)
         .env_remove("PYTHONHOME");
     match &pty {
-        // The child makes a session of its own (which leads its own process group).
+        // The command makes a session of its own (which leads its own process group); a PID
+        // namespace's forwarder still leads a group of its own.
         Some(pty) => {
             let slave = |_| {
                 pty.slave().map_err(|error| {
@@ -248,6 +250,9 @@ pub async fn run_with_stack(
                 })
             };
             command.stdin(slave(0)?).stdout(slave(1)?).stderr(slave(2)?);
+            if namespaced {
+                command.process_group(0);
+            }
         }
         None => {
             command

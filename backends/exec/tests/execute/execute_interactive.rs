@@ -99,3 +99,40 @@ async fn a_pty_is_the_commands_controlling_terminal_and_follows_resizes() {
         assert_eq!(result.exit_code, 0, "{mode:?}: {result:?}");
     }
 }
+
+#[tokio::test]
+async fn the_terminals_ctrl_c_reaches_the_command_alone() {
+    let python = crate::execute_support::python3().display().to_string();
+    for mode in every_mode() {
+        let env = Env::new();
+        let (input, chunks) = mpsc::channel::<Bytes>(2);
+        let (sink, mut output) = mpsc::channel(16);
+        let (_resize, sizes) = watch::channel(PtySize { rows: 24, cols: 80 });
+        let options = RunOptions {
+            stdin_stream: Some(StdinStream::new(chunks)),
+            pty: Some(sizes),
+            output: Some(sink),
+            ..contained(mode)
+        };
+        let code = "import signal, sys\n\
+                    signal.signal(signal.SIGINT, lambda *_: print('interrupted', flush=True))\n\
+                    print('ready', flush=True)\n\
+                    print('got', sys.stdin.readline().strip())";
+        let argv = [python.as_str(), "-c", code];
+        let run = env.run(&argv, options);
+        let drive = async {
+            let mut seen = String::new();
+            output_until(&mut output, &mut seen, "ready").await;
+            input.send(Bytes::from_static(b"\x03")).await.unwrap();
+            output_until(&mut output, &mut seen, "interrupted").await;
+            input.send(Bytes::from_static(b"x\n")).await.unwrap();
+            while output.recv().await.is_some() {}
+        };
+        let (result, ()) = tokio::join!(run, drive);
+        let result = result.unwrap();
+        // Nothing between the server and the command (a PID namespace's forwarder and init)
+        // is interrupted: the command exits by itself.
+        assert_eq!(result.exit_code, 0, "{mode:?}: {result:?}");
+        assert!(result.stdout.ends_with("got x\r\n"), "{mode:?}: {result:?}");
+    }
+}
