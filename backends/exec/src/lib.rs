@@ -66,13 +66,14 @@ pub mod remove_tree;
 pub mod sandbox;
 mod stack;
 mod stdin;
+mod streams;
 mod user_namespace;
 mod utf8;
 
 use std::collections::BTreeMap;
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::process::ExitStatusExt;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 use wsp_protocol::FailureReason;
 
@@ -236,36 +237,13 @@ pub async fn run_with_stack(
         .args(&spec.argv[1..])
         .kill_on_drop(true)
         .env_remove("PYTHONHOME");
-    match &pty {
-        // The command makes a session of its own (which leads its own process group); a PID
-        // namespace's forwarder still leads a group of its own.
-        Some(pty) => {
-            let slave = |_| {
-                pty.slave().map_err(|error| {
-                    BackendError::caused_by(
-                        FailureReason::SpawnFailed,
-                        format!("cannot start `{program}`: its terminal"),
-                        error,
-                    )
-                })
-            };
-            command.stdin(slave(0)?).stdout(slave(1)?).stderr(slave(2)?);
-            if namespaced {
-                command.process_group(0);
-            }
-        }
-        None => {
-            command
-                .stdin(if input.is_some() {
-                    Stdio::piped()
-                } else {
-                    Stdio::null()
-                })
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .process_group(0);
-        }
-    }
+    streams::connect(&mut command, pty.as_ref(), input.is_some(), namespaced).map_err(|error| {
+        BackendError::caused_by(
+            FailureReason::SpawnFailed,
+            format!("cannot start `{program}`: its terminal"),
+            error,
+        )
+    })?;
     for (key, value) in &spec.activation.vars {
         command.env(key, value);
     }
@@ -299,36 +277,13 @@ pub async fn run_with_stack(
     // The command holds the terminal's slave now; the server's copies must not keep it open.
     drop(command);
     let limit = options::output_limit(&options);
-    type Output = Box<dyn tokio::io::AsyncRead + Unpin + Send>;
-    let (stdout_pipe, stderr_pipe, writer, end, terminal): (
-        Option<Output>,
-        Option<Output>,
-        _,
-        _,
-        _,
-    ) = match pty {
-        Some(pty) => {
-            let (reader, writer) = pty.into_master();
-            let terminal = options.pty.clone().map(|sizes| (writer.resizer(), sizes));
-            let writer: stdin::InputWriter = Box::new(writer);
-            (
-                Some(Box::new(reader)),
-                None,
-                Some(writer),
-                pty::END_OF_INPUT,
-                terminal,
-            )
-        }
-        None => {
-            let stdout: Option<Output> = child.stdout.take().map(|pipe| Box::new(pipe) as Output);
-            let stderr: Option<Output> = child.stderr.take().map(|pipe| Box::new(pipe) as Output);
-            let writer = child
-                .stdin
-                .take()
-                .map(|pipe| Box::new(pipe) as stdin::InputWriter);
-            (stdout, stderr, writer, &b""[..], None)
-        }
-    };
+    let streams::ChildStreams {
+        stdout: stdout_pipe,
+        stderr: stderr_pipe,
+        input: writer,
+        end,
+        terminal,
+    } = streams::ChildStreams::take(&mut child, pty, options.pty.clone());
     let stdout = capture::Capture {
         pipe: stdout_pipe,
         stream: OutputStream::Stdout,
@@ -367,7 +322,7 @@ pub async fn run_with_stack(
         stdout.read(exited_rx.clone(), PIPE_GRACE),
         stderr.read(exited_rx.clone(), PIPE_GRACE),
         stdin::feed(writer, input, end, terminal.clone(), exited_rx.clone()),
-        resize_until_exit(terminal, exited_rx),
+        streams::resize_until_exit(terminal, exited_rx),
     );
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let status = status.map_err(|error| {
@@ -423,23 +378,6 @@ fn cwd_path(cwd: &WorkingDir) -> Result<std::ffi::CString, BackendError> {
     std::ffi::CString::new(cwd.path().as_os_str().as_bytes()).map_err(|error| {
         BackendError::caused_by(FailureReason::SpawnFailed, "the working directory", error)
     })
-}
-
-/// Gives the command's terminal the sizes the client asks for, until the command exits.
-async fn resize_until_exit(
-    terminal: Option<(
-        pty::PtyResizer,
-        watch::Receiver<wsp_protocol::interactive::PtySize>,
-    )>,
-    mut exited: watch::Receiver<bool>,
-) {
-    let Some((resizer, sizes)) = terminal else {
-        return;
-    };
-    tokio::select! {
-        () = resizer.follow(sizes) => {}
-        _ = exited.wait_for(|exited| *exited) => {}
-    }
 }
 
 /// The exit status as WSP reports it: the code, or `-N` for a child killed by signal `N`.

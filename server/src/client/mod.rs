@@ -34,6 +34,7 @@ use wsp_protocol::method::Method;
 use wsp_protocol::Response;
 
 use crate::codec::{Frame, FrameCodec};
+use messages::{classify, Incoming};
 
 pub use error::ClientError;
 pub use in_process::ServerTask;
@@ -112,13 +113,6 @@ pub struct Client<R = ReadHalf<DuplexStream>, W = WriteHalf<DuplexStream>, P = S
     notifications: Vec<Value>,
     next_id: i64,
     exit_grace: Duration,
-}
-
-/// What one message from the server is.
-enum Incoming {
-    Response(i64, Value),
-    Notification(ServerNotification),
-    Ignored,
 }
 
 impl<R, W, P> Client<R, W, P>
@@ -355,43 +349,6 @@ where
     }
 }
 
-/// What `message` is; a response to a pending request is no longer pending.
-fn classify(pending: &mut HashSet<i64>, message: Value) -> Result<Incoming, ClientError> {
-    {
-        let Value::Object(object) = &message else {
-            return Err(ClientError::NotAResponse(
-                "a message must be a JSON object".into(),
-            ));
-        };
-        let Some(id) = object.get("id") else {
-            return match object.get("method").and_then(Value::as_str) {
-                Some(method) => Ok(Incoming::Notification(ServerNotification {
-                    method: method.to_owned(),
-                    params: object.get("params").cloned().unwrap_or(Value::Null),
-                })),
-                None => Err(ClientError::NotAResponse(
-                    "a message with no `id` needs a `method`".into(),
-                )),
-            };
-        };
-        if let Some(id) = id.as_i64().filter(|id| pending.remove(id)) {
-            return Ok(Incoming::Response(id, message));
-        }
-        if id.is_null() {
-            let response = Response::from_value(message).map_err(ClientError::NotAResponse)?;
-            if let Err(error) = response.outcome {
-                return Err(ClientError::Rejected {
-                    code: error.code(),
-                    message: error.message().to_owned(),
-                });
-            }
-            return Ok(Incoming::Ignored);
-        }
-        tracing::warn!(%id, "ignoring a response to a request this client is not waiting for");
-        Ok(Incoming::Ignored)
-    }
-}
-
 impl<R, W, P> Client<R, W, P>
 where
     R: AsyncRead + Unpin + Send,
@@ -412,5 +369,6 @@ where
 }
 
 mod input;
+mod messages;
 #[cfg(test)]
 mod tests;
