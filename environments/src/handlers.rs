@@ -169,6 +169,7 @@ impl Environments {
         in_use: UseToken,
         params: ExecuteParams,
         output: Option<OutputSink>,
+        interactive: Option<&super::input::Registration>,
     ) -> Answer<ExecuteResult> {
         let guard = self.hold(in_use).await?;
         let record = guard.record();
@@ -199,6 +200,8 @@ impl Environments {
             containment: None,
             sandbox: sandboxed
                 .then(|| wsp_exec::SandboxPolicy::offline(record.root.clone(), self.hidden())),
+            stdin_stream: interactive.map(|registered| registered.stdin.clone()),
+            pty: interactive.and_then(|registered| registered.sizes.clone()),
         };
         if options.sandbox.is_some() {
             self.inner

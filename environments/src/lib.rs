@@ -18,6 +18,7 @@ mod backends;
 mod changes;
 mod failure;
 mod handlers;
+mod input;
 mod install;
 mod install_turns;
 mod progress;
@@ -68,6 +69,8 @@ struct Inner {
     backends: backends::Backends,
     usage: Usage,
     turns: install_turns::InstallTurns,
+    /// The stdins and terminals of the running interactive executes.
+    inputs: input::Inputs,
     install_defaults: InstallSource,
     execute_defaults: ExecuteDefaults,
     /// Directories besides an environment's root an unsandboxed execute may run in.
@@ -98,6 +101,7 @@ impl Environments {
                 backends: backends::Backends::new(backend_name.into(), backend.into()),
                 usage: Usage::default(),
                 turns: install_turns::InstallTurns::default(),
+                inputs: input::Inputs::default(),
                 install_defaults: InstallSource::default(),
                 execute_defaults: ExecuteDefaults::default(),
                 allowed_cwds: Arc::from([]),
@@ -164,6 +168,7 @@ impl Environments {
             backends: inner.backends.clone(),
             usage: inner.usage.clone(),
             turns: inner.turns.clone(),
+            inputs: inner.inputs.clone(),
             install_defaults: inner.install_defaults.clone(),
             execute_defaults: inner.execute_defaults,
             allowed_cwds: inner.allowed_cwds.clone(),
@@ -192,6 +197,8 @@ impl Environments {
             methods::INSTALL,
             "execute.stream",
             "execute.stdin",
+            "execute.stdin_stream",
+            "execute.pty",
             "execute.timeout",
             "execute.limits",
             "progress",
@@ -207,12 +214,15 @@ impl Environments {
     }
 
     /// Binds `environment/list`, `create`, `get`, `delete`, `execute`, `install` and
-    /// `uninstall`; `environment/output` and `$/progress` notifications go through the
+    /// `uninstall`, and the `environment/input` and `environment/resize` notifications of
+    /// interactive executes; `environment/output` and `$/progress` notifications go through the
     /// connection's notifier (without one, `stream: true` and `work_done_token` change nothing
     /// but the result still carries the output).
     pub fn bind(self, router: Router) -> Router {
         let env = self;
-        router
+        env.inner
+            .inputs
+            .bind(router)
             .method::<List, _>(handler_fn({
                 let env = env.clone();
                 move |_: NoParams, _: Context| env.clone().list()

@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 
@@ -11,9 +12,24 @@ use wsp_protocol::Id;
 use crate::call::Extensions;
 use crate::Notifier;
 
-/// What every request of one connection shares: its notifier and the connection's facts.
+/// One connection's identity, unique in this process: what a request's id is scoped by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConnectionId(u64);
+
+impl Default for ConnectionId {
+    /// A new identity, never given before in this process.
+    fn default() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        ConnectionId(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+/// What every request of one connection shares: its identity, its notifier and the
+/// connection's facts.
 #[derive(Debug, Default)]
 pub struct Connection {
+    /// This connection's identity.
+    pub id: ConnectionId,
     /// Sends notifications to this connection's client; `None` for a router served without
     /// one.
     pub notifier: Option<Notifier>,
@@ -45,6 +61,11 @@ impl Context {
     /// The request's id (what its `environment/output` notifications name).
     pub fn id(&self) -> &Id {
         &self.id
+    }
+
+    /// The connection's identity (a notification naming this request comes on it).
+    pub fn connection_id(&self) -> ConnectionId {
+        self.connection.id
     }
 
     /// The connection's notifier, if it has one.

@@ -37,13 +37,13 @@ pub use catch_panic::{CatchPanic, CatchPanicLayer};
 pub use concurrency::{
     HandlerLimit, HandlerLimitLayer, DEFAULT_HANDLER_LIMIT, DEFAULT_MAX_QUEUED_BYTES,
 };
-pub use context::{Cancelled, Connection, Context};
+pub use context::{Cancelled, Connection, ConnectionId, Context};
 pub use drain::{Drain, DrainLayer, DrainReport, DrainService, DEFAULT_DRAIN_DEADLINE};
 pub use handler::{handler_fn, read_ordered, Handler, IntoHandler};
 pub use lifecycle::{Lifecycle, LifecycleState};
 pub use notifier::Notifier;
 pub use notify::{BoxSession, ExitStatus, Notify, RequestsOnly};
-pub use router::{Dispatch, Router};
+pub use router::{Dispatch, FlowHandler, Router};
 pub use stack::{
     standard_stack, SessionLayer, SessionService, Slot, StackConfig, StackHandles, StandardStack,
     TowerLayer,

@@ -36,6 +36,17 @@ pub trait Notify {
     /// `status` once what is in flight is answered.
     fn notify(&mut self, notification: &Notification) -> ControlFlow<ExitStatus>;
 
+    /// Whether `notification` can be handled now; while `Pending`, the session reads nothing
+    /// more (the waker in `cx` is woken once it can). Ready unless a handler bound with
+    /// [`Router::notification_flow`](crate::Router::notification_flow) holds it back.
+    fn poll_notify_ready(
+        &mut self,
+        _notification: &Notification,
+        _cx: &mut Context<'_>,
+    ) -> Poll<()> {
+        Poll::Ready(())
+    }
+
     /// No message will follow. Returns the latest instant the session may last, if this
     /// service (or one it wraps) bounds it.
     fn input_ended(&mut self) -> Option<Instant> {
@@ -58,6 +69,7 @@ trait ErasedSession: Send {
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>>;
     fn call(&mut self, request: Call) -> BoxResponseFuture;
     fn notify(&mut self, notification: &Notification) -> ControlFlow<ExitStatus>;
+    fn poll_notify_ready(&mut self, notification: &Notification, cx: &mut Context<'_>) -> Poll<()>;
     fn input_ended(&mut self) -> Option<Instant>;
     fn clone_box(&self) -> Box<dyn ErasedSession>;
 }
@@ -73,6 +85,10 @@ impl<S: SessionService> ErasedSession for S {
 
     fn notify(&mut self, notification: &Notification) -> ControlFlow<ExitStatus> {
         Notify::notify(self, notification)
+    }
+
+    fn poll_notify_ready(&mut self, notification: &Notification, cx: &mut Context<'_>) -> Poll<()> {
+        Notify::poll_notify_ready(self, notification, cx)
     }
 
     fn input_ended(&mut self) -> Option<Instant> {
@@ -131,6 +147,10 @@ impl Notify for BoxSession {
         self.inner.notify(notification)
     }
 
+    fn poll_notify_ready(&mut self, notification: &Notification, cx: &mut Context<'_>) -> Poll<()> {
+        self.inner.poll_notify_ready(notification, cx)
+    }
+
     fn input_ended(&mut self) -> Option<Instant> {
         self.inner.input_ended()
     }
@@ -172,6 +192,10 @@ where
 impl<R, S: Notify> Notify for RequestsOnly<R, S> {
     fn notify(&mut self, notification: &Notification) -> ControlFlow<ExitStatus> {
         self.session.notify(notification)
+    }
+
+    fn poll_notify_ready(&mut self, notification: &Notification, cx: &mut Context<'_>) -> Poll<()> {
+        self.session.poll_notify_ready(notification, cx)
     }
 
     fn input_ended(&mut self) -> Option<Instant> {

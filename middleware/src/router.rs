@@ -40,6 +40,23 @@ use crate::{ExitStatus, Notifier, Notify};
 /// A handler of notifications; called in read order, it must not block.
 pub type NotificationHandler = Arc<dyn Fn(&Notification) + Send + Sync>;
 
+/// A handler of notifications that may hold the reading back: the session reads nothing more
+/// until [`FlowHandler::poll_ready`] is ready for the notification, and then hands it to
+/// [`FlowHandler::handle`] at once. Both are called in read order and must not block.
+pub trait FlowHandler: Send + Sync + 'static {
+    /// Whether `notification`, from `connection`, can be handled now; `Pending` (with `cx`'s
+    /// waker kept for when it can) stops the session's reading until then.
+    fn poll_ready(
+        &self,
+        connection: &Connection,
+        notification: &Notification,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<()>;
+
+    /// Handles `notification`, from `connection`.
+    fn handle(&self, connection: &Connection, notification: &Notification);
+}
+
 trait Route: Send + Sync {
     fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<()>;
     fn start(&mut self, call: &mut Call, connection: &Arc<Connection>);
@@ -102,6 +119,7 @@ impl Clone for Bound {
 pub struct Router {
     routes: BTreeMap<String, Bound>,
     notifications: BTreeMap<String, NotificationHandler>,
+    flows: BTreeMap<String, Arc<dyn FlowHandler>>,
     other_notifications: Option<NotificationHandler>,
     connection: Arc<Connection>,
 }
@@ -140,6 +158,7 @@ impl Router {
     /// [`Context::facts`] are `facts` (the server sets both for each connection).
     pub fn with_connection(mut self, notifier: Notifier, facts: Extensions) -> Self {
         self.connection = Arc::new(Connection {
+            id: Default::default(),
             notifier: Some(notifier),
             facts,
         });
@@ -160,6 +179,25 @@ impl Router {
         self.notifications
             .insert(method.to_owned(), Arc::new(handler));
         self
+    }
+
+    /// Runs `handler` for each notification of `method`, in read order, reading nothing more
+    /// while it is not ready for one (see [`FlowHandler`]).
+    pub fn notification_flow(mut self, method: &str, handler: impl FlowHandler) -> Self {
+        self.flows.insert(method.to_owned(), Arc::new(handler));
+        self
+    }
+
+    /// Whether the handler of `notification` can take it now (see [`FlowHandler`]).
+    pub(crate) fn poll_notify_ready(
+        &self,
+        notification: &Notification,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<()> {
+        match self.flows.get(&notification.method) {
+            Some(flow) => flow.poll_ready(&self.connection, notification, cx),
+            None => Poll::Ready(()),
+        }
     }
 
     /// Runs `handler` for each notification no other handler is bound to.
@@ -234,6 +272,10 @@ fn bound<P: Params + Send + 'static, K, I: IntoHandler<P, K>>(handler: I) -> Bou
 
 impl Notify for Router {
     fn notify(&mut self, notification: &Notification) -> ControlFlow<ExitStatus> {
+        if let Some(flow) = self.flows.get(&notification.method) {
+            flow.handle(&self.connection, notification);
+            return ControlFlow::Continue(());
+        }
         match self
             .notifications
             .get(&notification.method)

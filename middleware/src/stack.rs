@@ -306,6 +306,15 @@ impl Service<Request> for StandardStack {
 }
 
 impl Notify for StandardStack {
+    /// Only the router's flow handlers hold notifications back (the layers never do).
+    fn poll_notify_ready(
+        &mut self,
+        notification: &Notification,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        self.router.poll_notify_ready(notification, cx)
+    }
+
     fn notify(&mut self, notification: &Notification) -> ControlFlow<ExitStatus> {
         if notification.method == methods::EXIT {
             tracing::debug!("exit");

@@ -12,6 +12,7 @@ pub mod error_code;
 pub mod failure;
 pub mod fields;
 pub mod id;
+pub mod interactive;
 pub mod message;
 pub mod method;
 pub mod packages;
@@ -83,6 +84,12 @@ pub mod methods {
     /// The `environment/changed` notification (server to client; servers that listen for
     /// many clients only).
     pub const CHANGED: &str = "environment/changed";
+    /// The `environment/input` notification (client to server): text for the stdin of an
+    /// `environment/execute` with `stdin_stream: true` or a `pty`.
+    pub const INPUT: &str = "environment/input";
+    /// The `environment/resize` notification (client to server): the new size of an
+    /// `environment/execute`'s `pty`.
+    pub const RESIZE: &str = "environment/resize";
     /// The `$/cancelRequest` notification (client to server).
     pub const CANCEL_REQUEST: &str = "$/cancelRequest";
 }

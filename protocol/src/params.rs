@@ -148,6 +148,14 @@ crate::params! {
         /// under `wsp serve --sandbox`). An explicit `false` runs it unsandboxed under either.
         #[serde(skip_serializing_if = "Option::is_none")]
         pub sandbox: Option<bool> = optional_bool(),
+        /// The command starts at once with a pipe for stdin, fed by `environment/input`
+        /// notifications naming this request (not with `stdin`).
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        pub stdin_stream: bool = bool_or_false(),
+        /// The command runs on a pseudo-terminal of this size (implies `stream` and
+        /// `stdin_stream`); `environment/resize` changes the size.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub pty: Option<crate::interactive::PtySize> = crate::interactive::PtyRule,
     }
 }
 

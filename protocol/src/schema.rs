@@ -99,6 +99,14 @@ fn notifications() -> Value {
                 "properties": {"id": {"type": ["string", "number"]}},
             },
         },
+        methods::INPUT: {
+            "direction": "client-to-server",
+            "params": schema_of::<crate::interactive::InputParams>(),
+        },
+        methods::RESIZE: {
+            "direction": "client-to-server",
+            "params": schema_of::<crate::interactive::ResizeParams>(),
+        },
         methods::OUTPUT: {
             "direction": "server-to-client",
             "params": schema_of::<crate::results::OutputParams>(),

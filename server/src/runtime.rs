@@ -33,6 +33,7 @@
 
 mod answers;
 mod fair_read;
+mod held;
 
 pub use fair_read::{FairRead, FAIR_READ_BYTES};
 
@@ -66,6 +67,12 @@ pub trait FrameSource: Stream<Item = io::Result<Frame>> + Unpin {
     /// lone request is answered without an extra read first.
     fn has_buffered(&self) -> bool {
         false
+    }
+
+    /// Ready once the input was ended by something other than its data (a termination
+    /// signal), looked at while the session reads nothing (see module `held`).
+    fn poll_terminated(&mut self, _cx: &mut Context<'_>) -> Poll<()> {
+        Poll::Pending
     }
 }
 
@@ -128,6 +135,8 @@ where
         notifications,
         parked: None,
         messages: VecDeque::new(),
+        held: held::Held::default(),
+        held_back: false,
         status: 0,
         closes_at: None,
         options,
@@ -151,6 +160,10 @@ struct Session<S: Service<Request, Response = Response, Error = Infallible>, I, 
     /// The parked payload's messages not yet dispatched (kept between payloads, so a single
     /// message costs no allocation).
     messages: VecDeque<Incoming>,
+    /// Frames read ahead while a notification waits (see module `held`).
+    held: held::Held,
+    /// The parked payload waits for a notification's handler, not for the stack's readiness.
+    held_back: bool,
     status: ExitStatus,
     closes_at: Option<Pin<Box<Sleep>>>,
     options: RuntimeOptions,
@@ -187,6 +200,7 @@ where
             let read = self.read(cx);
             if self.input.is_none()
                 && self.parked.is_none()
+                && self.held.is_empty()
                 && self.answers.is_empty()
                 && !self.unflushed
             {
@@ -292,12 +306,20 @@ where
         loop {
             if self.parked.is_some() {
                 if !self.resume_parked(cx) {
+                    if self.held_back {
+                        progressed |= self.read_ahead(cx);
+                    }
                     return progressed;
                 }
                 progressed = true;
             }
             if self.answers.pending() >= self.options.max_pending {
                 return progressed;
+            }
+            if let Some(frame) = self.held.pop() {
+                progressed = true;
+                self.dispatch_frame(frame);
+                continue;
             }
             let Some(input) = self.input.as_mut() else {
                 return progressed;
@@ -325,12 +347,7 @@ where
                 Poll::Ready(Some(Ok(frame))) => frame,
             };
             progressed = true;
-            match frame {
-                Frame::Invalid(e) => {
-                    tracing::warn!(discarded = e.discarded, reason = %e.reason, "decode error: frame discarded");
-                }
-                Frame::Payload(text) => self.dispatch_payload(&text),
-            }
+            self.dispatch_frame(frame);
         }
     }
 
@@ -363,6 +380,7 @@ where
         let Some(parked) = self.parked.as_mut() else {
             return true;
         };
+        self.held_back = false;
         let mut ended = false;
         while let Some(message) = self.messages.pop_front() {
             let element = match message {
@@ -378,6 +396,12 @@ where
                     Element::Known(Some(invalid_request_response(id, &reason)))
                 }
                 Incoming::Notification(notification) => {
+                    if self.stack.poll_notify_ready(&notification, cx).is_pending() {
+                        self.messages
+                            .push_front(Incoming::Notification(notification));
+                        self.held_back = true;
+                        return false;
+                    }
                     if let std::ops::ControlFlow::Break(status) = self.stack.notify(&notification) {
                         self.status = status;
                         self.messages.clear();

@@ -161,6 +161,14 @@ impl<S: FrameSource> FrameSource for UntilTerminated<S> {
     fn has_buffered(&self) -> bool {
         self.signal.is_some() && self.input.has_buffered()
     }
+
+    fn poll_terminated(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.terminated(cx) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
 }
 
 fn same_file(a: &impl AsFd, b: &impl AsFd) -> bool {

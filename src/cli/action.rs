@@ -126,6 +126,7 @@ impl Action {
                     argv: exec.argv,
                     timeout: exec.timeout,
                     no_stdin: exec.no_stdin,
+                    interactive: exec.interactive,
                     max_output_bytes: exec.max_output_bytes,
                     strict_output: exec.strict_output,
                 }),

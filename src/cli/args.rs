@@ -207,10 +207,16 @@ pub struct ExecArgs {
     /// seconds. A command that timed out makes `wsp exec` exit 124.
     #[arg(long, value_name = "DURATION", value_parser = super::serve_args::parse_duration)]
     pub timeout: Option<std::time::Duration>,
-    /// Give the command no stdin even when this program's stdin is a pipe or a file (which is
-    /// otherwise read to its end and passed on; a terminal never is).
-    #[arg(long)]
+    /// Give the command no stdin (the null device), as `ssh -n` does: for a loop that reads
+    /// its own stdin (`while read e; do wsp exec -n "$e" -- …; done < list`). Otherwise this
+    /// program's stdin is passed on as it arrives, and the command starts at once.
+    #[arg(short = 'n', long)]
     pub no_stdin: bool,
+    /// Run the command on a pseudo-terminal, with this terminal in raw mode (keys, Ctrl-C
+    /// included, go to the command): `wsp exec -i ENV -- python` is a REPL. The default when
+    /// stdin, stdout and stderr are all terminals.
+    #[arg(short = 'i', long, conflicts_with = "no_stdin")]
+    pub interactive: bool,
     /// Keep at most this many bytes of each of the command's streams (the server's default
     /// is 16 MiB); what is cut is said on stderr.
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]

@@ -1,8 +1,12 @@
 //! `wsp exec`: the command's output shown live (from `environment/output` notifications), this
-//! program's stdin passed on when it is a pipe or a file, and `--timeout`.
+//! program's stdin passed on as it arrives (`environment/input`; `-n` gives the command none),
+//! `-i`'s pseudo-terminal, and `--timeout`.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::Write;
 use std::time::Duration;
+
+use serde_json::json;
+use tokio::sync::mpsc;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use wsp_protocol::method::Execute;
@@ -13,9 +17,7 @@ use wsp_protocol::{methods, ExecuteParams};
 use wsp_server::client::{Client, ClientError, Peer, ServerNotification};
 
 use super::commands::{print_json, shell_status, CliError};
-
-/// The most bytes of stdin passed on (the request must fit in a frame).
-pub const MAX_STDIN_BYTES: u64 = 32 * 1024 * 1024;
+use super::exec_input::{all_terminals, stdin_chunks, terminal_size, RawTerminal};
 
 /// The exit status of a command that `--timeout` killed, as `timeout(1)` has it.
 pub const TIMED_OUT_STATUS: i32 = 124;
@@ -25,6 +27,9 @@ pub const INTERRUPTED_STATUS: i32 = 128 + 2;
 
 /// How long an interrupted `wsp exec` waits for the server to say the command is gone.
 const CANCEL_PATIENCE: Duration = Duration::from_secs(5);
+
+/// How long an interrupted `wsp exec` tries to send the cancel.
+const CANCEL_SEND_PATIENCE: Duration = Duration::from_secs(1);
 
 /// What `wsp exec` runs, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,8 +44,10 @@ pub struct ExecRequest {
     pub argv: Vec<String>,
     /// `--timeout`.
     pub timeout: Option<Duration>,
-    /// `--no-stdin`.
+    /// `-n`, `--no-stdin`.
     pub no_stdin: bool,
+    /// `-i`, `--interactive`.
+    pub interactive: bool,
     /// `--max-output-bytes`.
     pub max_output_bytes: Option<u64>,
     /// `--strict-output`.
@@ -58,17 +65,20 @@ where
     W: AsyncWrite + Unpin + Send,
     P: Peer,
 {
-    let stdin = if request.no_stdin {
-        None
-    } else {
-        read_stdin().await?
-    };
+    if request.interactive && json {
+        return Err(CliError::Usage(
+            "-i runs the command on a terminal, whose output --json can't hold".into(),
+        ));
+    }
+    let pty = (request.interactive || (!request.no_stdin && !json && all_terminals()))
+        .then(terminal_size);
+    let stdin_stream = pty.is_some() || !request.no_stdin;
     let params = ExecuteParams {
         id: request.id,
         argv: request.argv,
         cwd: request.cwd,
         env: request.env.into_iter().collect(),
-        stdin,
+        stdin: None,
         timeout_ms: request.timeout.map(|timeout| {
             u64::try_from(timeout.as_millis())
                 .unwrap_or(u64::MAX)
@@ -78,9 +88,15 @@ where
         stream: !json,
         limits: Default::default(),
         sandbox: None,
+        stdin_stream,
+        pty,
     };
     let mut streamed = Streamed::default();
-    let result = run_until_interrupted(client, &params, &mut streamed).await;
+    let input = stdin_stream.then(stdin_chunks);
+    // Restored when this returns, whatever it returns.
+    let raw = pty.and_then(|_| RawTerminal::enter());
+    let result = run_until_interrupted(client, &params, &mut streamed, input).await;
+    drop(raw);
     streamed.failed.map_or(Ok(()), Err)?;
     let Some(result) = result? else {
         return Ok(INTERRUPTED_STATUS);
@@ -144,6 +160,7 @@ async fn run_until_interrupted<R, W, P>(
     client: &mut Client<R, W, P>,
     params: &ExecuteParams,
     streamed: &mut Streamed,
+    mut input: Option<mpsc::Receiver<String>>,
 ) -> Result<Option<ExecuteResult>, CliError>
 where
     R: AsyncRead + Unpin + Send,
@@ -156,17 +173,48 @@ where
         source,
     };
     let params = serde_json::to_value(params).map_err(|e| shape("params", e))?;
+    let pty = params.get("pty").is_some_and(|pty| !pty.is_null());
     let id = client.send_request(Execute::NAME, Some(params)).await?;
-    let interrupted = {
-        let answered = client.response_to(id, |n| streamed.show(&n));
+    let mut resized = pty
+        .then(|| tokio::signal::unix::signal(tokio::signal::unix::SignalKind::window_change()).ok())
+        .flatten();
+    let interrupted = loop {
         tokio::select! {
-            response = answered => Some(response?),
-            _ = tokio::signal::ctrl_c() => None,
+            response = client.response_to(id, |n| streamed.show(&n)) => break Some(response?),
+            chunk = next_chunk(&mut input) => {
+                let params = match chunk {
+                    Some(data) => json!({"request_id": id, "data": data}),
+                    None => {
+                        input = None;
+                        json!({"request_id": id, "data": "", "eof": true})
+                    }
+                };
+                // A command that doesn't read holds the input back; Ctrl-C still ends the wait.
+                tokio::select! {
+                    sent = client.notify_reading(methods::INPUT, params, |n| streamed.show(&n)) => sent?,
+                    _ = tokio::signal::ctrl_c() => break None,
+                }
+            }
+            Some(()) = next_resize(&mut resized) => {
+                let size = terminal_size();
+                let params = json!({"request_id": id, "rows": size.rows, "cols": size.cols});
+                client.notify(methods::RESIZE, Some(params)).await?;
+            }
+            // With `-i` on a terminal, Ctrl-C is a key for the command, not a signal.
+            _ = tokio::signal::ctrl_c() => break None,
         }
     };
     let Some(response) = interrupted else {
-        client.cancel(id).await?;
-        let _ = tokio::time::timeout(CANCEL_PATIENCE, client.response_to(id, |_| {})).await;
+        // A server held back by input the command doesn't read may not take the cancel; a
+        // spawned one is then stopped, and its drain kills the command.
+        match tokio::time::timeout(CANCEL_SEND_PATIENCE, client.cancel(id)).await {
+            Ok(Ok(())) => {
+                let _ = tokio::time::timeout(CANCEL_PATIENCE, client.response_to(id, |_| {})).await;
+            }
+            _ => {
+                let _ = client.terminate();
+            }
+        }
         return Ok(None);
     };
     let response = Response::from_value(response).map_err(ClientError::NotAResponse)?;
@@ -174,6 +222,22 @@ where
     Ok(Some(
         serde_json::from_value(result).map_err(|e| shape("result", e))?,
     ))
+}
+
+/// The next chunk of stdin (`None`: its end); never, once it ended or with no stdin.
+async fn next_chunk(input: &mut Option<mpsc::Receiver<String>>) -> Option<String> {
+    match input {
+        Some(chunks) => chunks.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next change of this program's terminal size; never without a terminal.
+async fn next_resize(resized: &mut Option<tokio::signal::unix::Signal>) -> Option<()> {
+    match resized {
+        Some(signal) => signal.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// What was already shown of each stream.
@@ -218,30 +282,4 @@ fn write(out: &mut impl Write, text: &str) -> Result<(), CliError> {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(CliError::Output)
-}
-
-/// This program's stdin, read to its end, unless it is a terminal.
-async fn read_stdin() -> Result<Option<String>, CliError> {
-    if std::io::stdin().is_terminal() {
-        return Ok(None);
-    }
-    let read = tokio::task::spawn_blocking(|| {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .lock()
-            .take(MAX_STDIN_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map(|_| bytes)
-    })
-    .await
-    .map_err(|e| CliError::Usage(format!("reading stdin: {e}")))?;
-    let bytes = read.map_err(|e| CliError::Usage(format!("reading stdin: {e}")))?;
-    if bytes.len() as u64 > MAX_STDIN_BYTES {
-        return Err(CliError::Usage(format!(
-            "stdin holds more than {MAX_STDIN_BYTES} bytes; pass --no-stdin or a smaller input"
-        )));
-    }
-    String::from_utf8(bytes).map(Some).map_err(|_| {
-        CliError::Usage("stdin is not UTF-8 text, which is all WSP can pass on".into())
-    })
 }

@@ -19,6 +19,7 @@ pub mod args;
 pub mod commands;
 pub mod confirm;
 pub mod exec;
+mod exec_input;
 pub mod local_paths;
 pub mod output;
 pub mod progress;

@@ -10,6 +10,7 @@ mod deep_trees;
 mod delete_cancel;
 mod environments;
 mod full_disk;
+mod interactive;
 mod max_output;
 mod no_survivors;
 mod output_json_cap;

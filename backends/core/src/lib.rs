@@ -13,5 +13,5 @@ pub use backend::{
     BackendStack, BoxBackend, ContainmentMode, DescribeRequest, Description, InstallRequest,
     InstallSource, OutputChunk, OutputSink, ProgressSink, ProgressStep, ProvisionRequest,
     Provisioned, ReleaseRequest, RunOptions, RunRequest, SandboxNetwork, SandboxPolicy,
-    UninstallRequest, WorkingDir, DEFAULT_MAX_OUTPUT_BYTES,
+    StdinStream, UninstallRequest, WorkingDir, DEFAULT_MAX_OUTPUT_BYTES,
 };

@@ -25,6 +25,9 @@ pub(super) struct ChildSetup {
     pub(super) cwd_path: Option<CString>,
     /// Stdin is the null device (a sandbox opens it again inside its namespace).
     pub(super) null_stdin: bool,
+    /// The child's stdin is a terminal's slave, to become its controlling terminal in a
+    /// session of its own.
+    pub(super) pty_session: bool,
     /// Resource limits, soft and hard alike.
     pub(super) limits: Vec<(Resource, u64)>,
     /// The sandbox: its user and network namespaces are entered before the PID namespace
@@ -50,6 +53,13 @@ impl ChildSetup {
         }
         if let Some(namespace) = &self.namespace {
             namespace.enter()?;
+        }
+        if self.pty_session {
+            // The command itself (not a PID namespace's forwarder, which keeps its own process
+            // group outside the terminal's session, so the terminal's Ctrl-C never reaches
+            // it) leads a new session, whose controlling terminal is its stdin.
+            rustix::process::setsid()?;
+            rustix::process::ioctl_tiocsctty(BorrowedFd::borrow_raw(0))?;
         }
         if let Some(sandbox) = &self.sandbox {
             sandbox.confine_mounts(self.null_stdin)?;

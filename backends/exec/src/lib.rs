@@ -61,20 +61,22 @@ pub mod file_events;
 mod links;
 mod lookup;
 mod options;
+mod pty;
 pub mod remove_tree;
 pub mod sandbox;
 mod stack;
+mod stdin;
+mod streams;
 mod user_namespace;
 mod utf8;
 
 use std::collections::BTreeMap;
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::process::ExitStatusExt;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 use wsp_protocol::FailureReason;
 
-use tokio::io::AsyncWriteExt;
 use tokio::sync::watch;
 use wsp_protocol::results::OutputStream;
 use wsp_protocol::ExecuteResult;
@@ -92,7 +94,7 @@ pub use stack::{
 /// What a run is asked to do: the request vocabulary of `wsp-backend`, here too.
 pub use wsp_backend::{
     resolve_cwd, ContainmentMode, OutputChunk, OutputSink, RunOptions, SandboxNetwork,
-    SandboxPolicy, WorkingDir, DEFAULT_MAX_OUTPUT_BYTES,
+    SandboxPolicy, StdinStream, WorkingDir, DEFAULT_MAX_OUTPUT_BYTES,
 };
 
 /// How long the output pipes (and stdin) are still served after the main child exited and
@@ -197,6 +199,7 @@ pub async fn run_with_stack(
             *resource != rustix::process::Resource::Nproc || containment.rlimit_processes()
         })
         .collect();
+    let namespaced = containment.namespace().is_some();
     let mut setup = child::ChildSetup {
         cgroup_procs: containment.cgroup_procs(),
         namespace: containment.namespace().cloned(),
@@ -205,24 +208,42 @@ pub async fn run_with_stack(
             Some(_) => Some(cwd_path(spec.cwd)?),
             None => None,
         },
-        null_stdin: options.stdin.is_none(),
+        null_stdin: options.stdin.is_none()
+            && options.stdin_stream.is_none()
+            && options.pty.is_none(),
+        pty_session: options.pty.is_some(),
         limits,
         sandbox: sandbox.as_mut().and_then(sandbox::Prepared::take_child),
     };
 
+    let pty = match &options.pty {
+        Some(sizes) => Some(pty::Pty::open(*sizes.borrow()).map_err(|error| {
+            BackendError::caused_by(
+                FailureReason::SpawnFailed,
+                format!("cannot start `{program}`: cannot open a pseudo-terminal"),
+                error,
+            )
+        })?),
+        None => None,
+    };
+    let streamed = options.stdin_stream.as_ref().and_then(StdinStream::take);
+    let input = match (streamed, &options.stdin) {
+        (Some(chunks), _) => Some(stdin::Input::Stream(chunks)),
+        (None, Some(text)) => Some(stdin::Input::Text(text.clone())),
+        (None, None) => None,
+    };
     let mut command = tokio::process::Command::new(&executable);
     command
         .args(&spec.argv[1..])
-        .stdin(if options.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true)
         .env_remove("PYTHONHOME");
+    streams::connect(&mut command, pty.as_ref(), input.is_some(), namespaced).map_err(|error| {
+        BackendError::caused_by(
+            FailureReason::SpawnFailed,
+            format!("cannot start `{program}`: its terminal"),
+            error,
+        )
+    })?;
     for (key, value) in &spec.activation.vars {
         command.env(key, value);
     }
@@ -253,20 +274,28 @@ pub async fn run_with_stack(
         )
     })?;
     containment.started(child.id());
+    // The command holds the terminal's slave now; the server's copies must not keep it open.
+    drop(command);
     let limit = options::output_limit(&options);
+    let streams::ChildStreams {
+        stdout: stdout_pipe,
+        stderr: stderr_pipe,
+        input: writer,
+        end,
+        terminal,
+    } = streams::ChildStreams::take(&mut child, pty, options.pty.clone());
     let stdout = capture::Capture {
-        pipe: child.stdout.take(),
+        pipe: stdout_pipe,
         stream: OutputStream::Stdout,
         limit,
         sink: options.output.clone(),
     };
     let stderr = capture::Capture {
-        pipe: child.stderr.take(),
+        pipe: stderr_pipe,
         stream: OutputStream::Stderr,
         limit,
         sink: options.output,
     };
-    let stdin = child.stdin.take();
 
     let (exited_tx, exited_rx) = watch::channel(false);
     let wait = async {
@@ -288,11 +317,12 @@ pub async fn run_with_stack(
         let _ = exited_tx.send(true);
         (status, timed_out)
     };
-    let ((status, timed_out), stdout, stderr, ()) = tokio::join!(
+    let ((status, timed_out), stdout, stderr, (), ()) = tokio::join!(
         wait,
         stdout.read(exited_rx.clone(), PIPE_GRACE),
         stderr.read(exited_rx.clone(), PIPE_GRACE),
-        feed(stdin, options.stdin.as_deref(), exited_rx),
+        stdin::feed(writer, input, end, terminal.clone(), exited_rx.clone()),
+        streams::resize_until_exit(terminal, exited_rx),
     );
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let status = status.map_err(|error| {
@@ -348,31 +378,6 @@ fn cwd_path(cwd: &WorkingDir) -> Result<std::ffi::CString, BackendError> {
     std::ffi::CString::new(cwd.path().as_os_str().as_bytes()).map_err(|error| {
         BackendError::caused_by(FailureReason::SpawnFailed, "the working directory", error)
     })
-}
-
-/// Writes `data` to the child's stdin and closes it. A child that exits without reading it
-/// all ends the writing (a broken pipe is not an error); so does the grace after the exit,
-/// for a reader outside the containment that never reads.
-async fn feed(
-    stdin: Option<tokio::process::ChildStdin>,
-    data: Option<&[u8]>,
-    mut exited: watch::Receiver<bool>,
-) {
-    let (Some(mut stdin), Some(data)) = (stdin, data) else {
-        return;
-    };
-    let deadline = async move {
-        let _ = exited.wait_for(|exited| *exited).await;
-        tokio::time::sleep(PIPE_GRACE).await;
-    };
-    tokio::select! {
-        written = stdin.write_all(data) => {
-            if written.is_ok() {
-                let _ = stdin.shutdown().await;
-            }
-        }
-        () = deadline => {}
-    }
 }
 
 /// The exit status as WSP reports it: the code, or `-N` for a child killed by signal `N`.

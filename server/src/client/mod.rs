@@ -34,6 +34,7 @@ use wsp_protocol::method::Method;
 use wsp_protocol::Response;
 
 use crate::codec::{Frame, FrameCodec};
+use messages::{classify, Incoming};
 
 pub use error::ClientError;
 pub use in_process::ServerTask;
@@ -54,6 +55,12 @@ pub trait Peer: Send {
 
     /// Stops the server without waiting for it.
     fn kill(&mut self) -> Result<(), ClientError>;
+
+    /// Asks the server to drain and end (`SIGTERM` for a process this client spawned), for a
+    /// session it no longer reads; nothing for a server that lives elsewhere.
+    fn terminate(&mut self) -> Result<(), ClientError> {
+        Ok(())
+    }
 
     /// `exit`, in words (`exit status 1`).
     fn describe(exit: &Self::Exit) -> String;
@@ -108,19 +115,17 @@ pub struct Client<R = ReadHalf<DuplexStream>, W = WriteHalf<DuplexStream>, P = S
     exit_grace: Duration,
 }
 
-/// What one message from the server is.
-enum Incoming {
-    Response(i64, Value),
-    Notification(ServerNotification),
-    Ignored,
-}
-
 impl<R, W, P> Client<R, W, P>
 where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send,
     P: Peer,
 {
+    /// Asks the server to drain and end (see [`Peer::terminate`]).
+    pub fn terminate(&mut self) -> Result<(), ClientError> {
+        self.peer.terminate()
+    }
+
     /// A client reading the server's output from `reader` and writing its input to `writer`.
     pub fn new(reader: R, writer: W, peer: P) -> Self {
         Client {
@@ -270,7 +275,7 @@ where
                 return Err(ClientError::NotPending(id));
             }
             let message = self.read_message().await?;
-            match self.classify(message)? {
+            match classify(&mut self.pending, message)? {
                 Incoming::Response(got, response) if got == id => return Ok(response),
                 Incoming::Response(got, response) => {
                     self.early.insert(got, response);
@@ -342,41 +347,14 @@ where
         };
         serde_json::from_str(&payload).map_err(ClientError::NotJson)
     }
+}
 
-    fn classify(&mut self, message: Value) -> Result<Incoming, ClientError> {
-        let Value::Object(object) = &message else {
-            return Err(ClientError::NotAResponse(
-                "a message must be a JSON object".into(),
-            ));
-        };
-        let Some(id) = object.get("id") else {
-            return match object.get("method").and_then(Value::as_str) {
-                Some(method) => Ok(Incoming::Notification(ServerNotification {
-                    method: method.to_owned(),
-                    params: object.get("params").cloned().unwrap_or(Value::Null),
-                })),
-                None => Err(ClientError::NotAResponse(
-                    "a message with no `id` needs a `method`".into(),
-                )),
-            };
-        };
-        if let Some(id) = id.as_i64().filter(|id| self.pending.remove(id)) {
-            return Ok(Incoming::Response(id, message));
-        }
-        if id.is_null() {
-            let response = Response::from_value(message).map_err(ClientError::NotAResponse)?;
-            if let Err(error) = response.outcome {
-                return Err(ClientError::Rejected {
-                    code: error.code(),
-                    message: error.message().to_owned(),
-                });
-            }
-            return Ok(Incoming::Ignored);
-        }
-        tracing::warn!(%id, "ignoring a response to a request this client is not waiting for");
-        Ok(Incoming::Ignored)
-    }
-
+impl<R, W, P> Client<R, W, P>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+    P: Peer,
+{
     /// The error for a server that stopped listening or talking: closes its input and says how
     /// it ended, if it did within the exit grace.
     async fn closed(&mut self) -> ClientError {
@@ -390,5 +368,7 @@ where
     }
 }
 
+mod input;
+mod messages;
 #[cfg(test)]
 mod tests;

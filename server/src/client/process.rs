@@ -27,6 +27,18 @@ impl Peer for ServerProcess {
         self.child.start_kill().map_err(ClientError::Wait)
     }
 
+    fn terminate(&mut self) -> Result<(), ClientError> {
+        let Some(pid) = self
+            .child
+            .id()
+            .and_then(|id| rustix::process::Pid::from_raw(id as i32))
+        else {
+            return Ok(());
+        };
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM)
+            .map_err(|errno| ClientError::Wait(errno.into()))
+    }
+
     fn describe(status: &ExitStatus) -> String {
         describe_status(*status)
     }

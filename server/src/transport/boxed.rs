@@ -32,6 +32,10 @@ impl FrameSource for BoxInput {
     fn has_buffered(&self) -> bool {
         self.0.has_buffered()
     }
+
+    fn poll_terminated(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        self.0.poll_terminated(cx)
+    }
 }
 
 /// Any connection's output.

@@ -52,7 +52,7 @@ pub use requests::{
 };
 pub use run_options::{
     ContainmentMode, OutputChunk, OutputSink, RunOptions, SandboxNetwork, SandboxPolicy,
-    DEFAULT_MAX_OUTPUT_BYTES,
+    StdinStream, DEFAULT_MAX_OUTPUT_BYTES,
 };
 pub use service::{Answers, BackendService, BackendStack, BoxBackend};
 pub use working_dir::{resolve_cwd, resolve_cwd_in, WorkingDir};

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, watch};
+use wsp_protocol::interactive::PtySize;
 use wsp_protocol::params::ExecuteLimits;
 use wsp_protocol::results::OutputStream;
 
@@ -48,6 +50,39 @@ pub struct RunOptions {
     pub containment: Option<ContainmentMode>,
     /// Runs the command in a sandbox; `None`: unconfined.
     pub sandbox: Option<SandboxPolicy>,
+    /// stdin is a pipe fed from this stream as its chunks arrive (instead of `stdin`); the
+    /// stream's end closes it.
+    pub stdin_stream: Option<StdinStream>,
+    /// The command runs on a pseudo-terminal (stdin, stdout and stderr), whose size follows
+    /// this value; its output is stdout's.
+    pub pty: Option<watch::Receiver<PtySize>>,
+}
+
+/// The chunks of a streamed stdin, in order, for one run to take. A bounded channel: the
+/// sender waits while the command does not read.
+#[derive(Clone, Default)]
+pub struct StdinStream {
+    chunks: Arc<Mutex<Option<mpsc::Receiver<Bytes>>>>,
+}
+
+impl StdinStream {
+    /// A stream of what `chunks` receives.
+    pub fn new(chunks: mpsc::Receiver<Bytes>) -> Self {
+        StdinStream {
+            chunks: Arc::new(Mutex::new(Some(chunks))),
+        }
+    }
+
+    /// The chunks, for the one run that takes them; `None` once taken.
+    pub fn take(&self) -> Option<mpsc::Receiver<Bytes>> {
+        self.chunks.lock().ok().and_then(|mut chunks| chunks.take())
+    }
+}
+
+impl std::fmt::Debug for StdinStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StdinStream")
+    }
 }
 
 /// How the processes of one command are held together.

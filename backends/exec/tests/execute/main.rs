@@ -8,5 +8,6 @@ mod execute;
 mod execute_containment;
 mod execute_cwd;
 mod execute_exit;
+mod execute_interactive;
 mod execute_memory;
 mod execute_options;
