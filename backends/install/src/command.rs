@@ -12,6 +12,11 @@ pub enum Installer {
     Uv(PathBuf),
     /// The environment's own pip: `<interpreter> -m pip install`.
     Pip,
+    /// A pip kept outside the environment: `<interpreter> <dir>/pip --python <interpreter>
+    /// install`, where `dir` holds the `pip` package (pip 22.3 or newer). The outer pip only
+    /// starts pip again under `--python` with its own sources on no path of the environment,
+    /// so the environment needs no pip and gets none.
+    ExternalPip(PathBuf),
 }
 
 impl Installer {
@@ -30,21 +35,21 @@ impl Installer {
     pub fn name(&self) -> &'static str {
         match self {
             Installer::Uv(_) => "uv",
-            Installer::Pip => "pip",
+            Installer::Pip | Installer::ExternalPip(_) => "pip",
         }
     }
 
     pub(super) fn steps(&self) -> StepKind {
         match self {
             Installer::Uv(_) => StepKind::Uv,
-            Installer::Pip => StepKind::Pip,
+            Installer::Pip | Installer::ExternalPip(_) => StepKind::Pip,
         }
     }
 
     /// The command line that installs `request.packages` for `python`.
     pub(super) fn install_argv(&self, python: &Path, request: &InstallRequest) -> Vec<String> {
         let mut argv = self.prefix(python, "install", request.sandbox.is_some());
-        if let Installer::Pip = self {
+        if self.is_pip() {
             argv.extend(["--no-input", "--progress-bar", "off"].map(String::from));
         }
         let source = &request.source;
@@ -73,7 +78,7 @@ impl Installer {
         confined: bool,
     ) -> Vec<String> {
         let mut argv = self.prefix(python, "uninstall", confined);
-        if let Installer::Pip = self {
+        if self.is_pip() {
             argv.push("--yes".to_owned());
         }
         argv.push("--".to_owned());
@@ -91,14 +96,19 @@ impl Installer {
         if confined {
             argv.push(match self {
                 Installer::Uv(_) => "--no-cache".to_owned(),
-                Installer::Pip => "--no-cache-dir".to_owned(),
+                Installer::Pip | Installer::ExternalPip(_) => "--no-cache-dir".to_owned(),
             });
         }
         argv
     }
 
+    fn is_pip(&self) -> bool {
+        matches!(self, Installer::Pip | Installer::ExternalPip(_))
+    }
+
     fn unconfined_prefix(&self, python: &Path, verb: &str) -> Vec<String> {
         let python = python.to_string_lossy().into_owned();
+        let pip_options = ["--isolated", "--disable-pip-version-check"].map(String::from);
         match self {
             Installer::Uv(uv) => vec![
                 uv.to_string_lossy().into_owned(),
@@ -108,14 +118,20 @@ impl Installer {
                 python,
                 "--no-config".to_owned(),
             ],
-            Installer::Pip => vec![
+            Installer::Pip => [python, "-m".to_owned(), "pip".to_owned(), verb.to_owned()]
+                .into_iter()
+                .chain(pip_options)
+                .collect(),
+            Installer::ExternalPip(dir) => [
+                python.clone(),
+                dir.join("pip").to_string_lossy().into_owned(),
+                "--python".to_owned(),
                 python,
-                "-m".to_owned(),
-                "pip".to_owned(),
                 verb.to_owned(),
-                "--isolated".to_owned(),
-                "--disable-pip-version-check".to_owned(),
-            ],
+            ]
+            .into_iter()
+            .chain(pip_options)
+            .collect(),
         }
     }
 }
@@ -186,6 +202,12 @@ mod tests {
                 .uninstall_argv(python, &names, false)
                 .join(" "),
             "/env/bin/python -m pip uninstall --isolated --disable-pip-version-check --yes -- x"
+        );
+        let external = Installer::ExternalPip("/cache/site-packages".into());
+        assert_eq!(
+            external.uninstall_argv(python, &names, true).join(" "),
+            "/env/bin/python /cache/site-packages/pip --python /env/bin/python uninstall \
+             --isolated --disable-pip-version-check --no-cache-dir --yes -- x"
         );
     }
 }
