@@ -105,12 +105,22 @@ pub async fn install(installer: Installer, request: InstallRequest) -> Result<()
     crate::install(&installer, &python, &activation, &request).await
 }
 
-/// Uninstalls `request.packages` from the venv at its root with `installer`.
+/// Uninstalls `request.packages` from the venv at its root with `installer`. Uninstalling pip
+/// removes its scripts, so the pip stubs ([`crate::write_pip_stubs`]) take the free names
+/// again; not in a confined environment, whose `bin` may be a planted symlink.
 pub async fn uninstall(
     installer: Installer,
     request: UninstallRequest,
 ) -> Result<(), BackendError> {
     let python = interpreter_path(&request.root);
     let activation = Activation::venv(&request.root);
-    crate::uninstall(&installer, &python, &activation, &request).await
+    crate::uninstall(&installer, &python, &activation, &request).await?;
+    if request.sandbox.is_none() {
+        let root = request.root.clone();
+        let written = tokio::task::spawn_blocking(move || crate::write_pip_stubs(&root)).await;
+        if let Ok(Err(error)) = written {
+            tracing::warn!(%error, "the pip stubs could not be written");
+        }
+    }
+    Ok(())
 }
