@@ -5,6 +5,10 @@ use std::path::{Path, PathBuf};
 use super::steps::StepKind;
 use super::InstallRequest;
 
+/// The script, relative to the directory holding the `pip` package, that runs pip under
+/// another interpreter (pip 22.3 and newer).
+pub const PIP_RUNNER: &str = "pip/__pip-runner__.py";
+
 /// Which program installs packages into a venv-layout environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Installer {
@@ -12,10 +16,12 @@ pub enum Installer {
     Uv(PathBuf),
     /// The environment's own pip: `<interpreter> -m pip install`.
     Pip,
-    /// A pip kept outside the environment: `<interpreter> <dir>/pip --python <interpreter>
-    /// install`, where `dir` holds the `pip` package (pip 22.3 or newer). The outer pip only
-    /// starts pip again under `--python` with its own sources on no path of the environment,
-    /// so the environment needs no pip and gets none.
+    /// A pip kept outside the environment, where `dir` holds the `pip` package (pip 22.3 or
+    /// newer): `<interpreter> <dir>/pip/__pip-runner__.py install`. That script is what
+    /// `pip --python <interpreter>` runs under the other interpreter: it imports pip from
+    /// `dir` without putting `dir` on `sys.path`, so pip sees and changes only the
+    /// environment's distributions. Running it directly saves the outer pip's start (0.6 s).
+    /// The environment needs no pip and gets none.
     ExternalPip(PathBuf),
 }
 
@@ -123,10 +129,8 @@ impl Installer {
                 .chain(pip_options)
                 .collect(),
             Installer::ExternalPip(dir) => [
-                python.clone(),
-                dir.join("pip").to_string_lossy().into_owned(),
-                "--python".to_owned(),
                 python,
+                dir.join(PIP_RUNNER).to_string_lossy().into_owned(),
                 verb.to_owned(),
             ]
             .into_iter()
@@ -206,8 +210,8 @@ mod tests {
         let external = Installer::ExternalPip("/cache/site-packages".into());
         assert_eq!(
             external.uninstall_argv(python, &names, true).join(" "),
-            "/env/bin/python /cache/site-packages/pip --python /env/bin/python uninstall \
-             --isolated --disable-pip-version-check --no-cache-dir --yes -- x"
+            "/env/bin/python /cache/site-packages/pip/__pip-runner__.py uninstall --isolated \
+             --disable-pip-version-check --no-cache-dir --yes -- x"
         );
     }
 }

@@ -3,7 +3,7 @@
 //! ([`venv_layout`]: the steps of a backend whose environments are virtual environments).
 //!
 //! The shared installer is `uv pip install --python <the environment's interpreter>` when a
-//! `uv` is available, else pip: a pip kept outside the environment run with `--python` (the
+//! `uv` is available, else pip: a pip kept outside the environment run as `--python` runs it (the
 //! venv backend's, from its seed cache; [`Installer::ExternalPip`]), or the environment's own
 //! (`python -m pip`). Either runs through [`wsp_exec::run`], so an install that is cancelled
 //! kills everything the installer started, and nothing it starts outlives it.
@@ -35,7 +35,7 @@ use std::path::Path;
 use wsp_backend::BackendError;
 use wsp_exec::Activation;
 
-pub use command::{find_uv, Installer};
+pub use command::{find_uv, Installer, PIP_RUNNER};
 pub use confine::{install_sandbox, uninstall_sandbox};
 pub use lock::INSTALL_LOCK_FILE;
 pub use output::MAX_DETAIL_BYTES;

@@ -40,8 +40,8 @@ impl VenvBackend {
     }
 
     /// Installs packages with `installer`: `uv pip`, or (for [`Installer::Pip`]) the seed
-    /// cache's pip for the environment's Python version, run from outside the environment with
-    /// `--python` (a temporary seed cache when the options name none). No pip is put into the
+    /// cache's pip for the environment's Python version, run from outside the environment as
+    /// `pip --python` runs it (a temporary seed cache when the options name none). No pip is put into the
     /// environment.
     pub fn with_installer(mut self, installer: Installer) -> Self {
         self.installer = installer;

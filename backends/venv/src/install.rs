@@ -1,6 +1,6 @@
 //! Installing packages into a venv with pip when no uv is at hand: a pip kept outside the
-//! environment (the seed cache's, for the environment's Python version) run with `--python`
-//! the environment's interpreter ([`Installer::ExternalPip`]). The environment needs no pip
+//! environment (the seed cache's, for the environment's Python version) run by the
+//! environment's interpreter the way `pip --python` runs it ([`Installer::ExternalPip`]). The environment needs no pip
 //! of its own and is given none, so an install that fails leaves it as it was.
 //!
 //! Which pip is taken is read from the environment's layout (`lib/python3.Y`), never by
@@ -48,7 +48,7 @@ pub(crate) async fn external_pip(
     let (cached, _) = seed::cached_pip(&base, mode, cache_dir)
         .await
         .map_err(|error| no_pip(format!("the seed cache could not be filled: {error}")))?;
-    if !cached.join("pip").join("__pip-runner__.py").is_file() {
+    if !cached.join(wsp_install::PIP_RUNNER).is_file() {
         return Err(no_pip(format!(
             "the pip bundled with Python {} is older than pip {FIRST_EXTERNAL_PIP}, which cannot \
              install into another environment; install uv (or give `wsp serve --uv PATH`) to \
