@@ -14,4 +14,5 @@ mod cli_python;
 mod cli_requirements;
 mod exec_cwd;
 mod exec_output;
+mod pip_inside;
 mod run;

@@ -49,7 +49,8 @@ pub fn path_without_uv() -> String {
 pub enum With {
     /// `uv pip`.
     Uv,
-    /// The environment's own pip (no uv on the server's `PATH`).
+    /// pip from the seed cache, run from outside the environment (no uv on the server's
+    /// `PATH`).
     Pip,
 }
 
