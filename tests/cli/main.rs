@@ -16,3 +16,4 @@ mod exec_cwd;
 mod exec_output;
 mod pip_inside;
 mod run;
+mod serve_config;

@@ -95,11 +95,7 @@ fn environment_version(root: &Path) -> Result<String, BackendError> {
                 .strip_prefix("python")?
                 .trim_end_matches('t')
                 .to_owned();
-            entry
-                .path()
-                .join("site-packages")
-                .is_dir()
-                .then_some(version)
+            entry.path().is_dir().then_some(version)
         })
         .collect();
     versions.sort();
@@ -107,7 +103,7 @@ fn environment_version(root: &Path) -> Result<String, BackendError> {
     match versions.as_slice() {
         [version] => Ok(version.clone()),
         _ => Err(no_pip(format!(
-            "{} holds no single pythonX.Y with a site-packages",
+            "{} holds no single pythonX.Y directory",
             lib.display()
         ))),
     }
