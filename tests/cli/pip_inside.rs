@@ -1,8 +1,9 @@
 //! `pip` inside an environment, over the real binary: `wsp exec ENV -- pip install ./x.whl`
 //! with the host's pip on `PATH` fails with a message saying how to install instead, and the
-//! host's site-packages is byte for byte what it was. On venv (installing with pip, no uv on
-//! `PATH`) and on uv. The "host" is a Python with pip of its own, made for the test, so that a
-//! regression installs into it rather than into an interpreter of the machine.
+//! host's site-packages is byte for byte what it was. Given a pip of its own, `pip` acts on
+//! the environment; once that pip is uninstalled, it refuses again. On venv (installing with
+//! pip, no uv on `PATH`) and on uv. The "host" is a Python with pip of its own, made for the
+//! test, so that a regression installs into it rather than into an interpreter of the machine.
 
 use std::path::{Path, PathBuf};
 
@@ -14,10 +15,7 @@ use crate::run::{assert_ok, command, stderr, text, wsp};
 /// An environment holding pip (from the wheel Python 3.12 bundles), made on its own state
 /// directory: its root.
 fn host_with_pip(state: &Path) -> PathBuf {
-    let bundled = wsp_testing::conda::pyenv_root()
-        .expect("pyenv")
-        .join("versions/3.12.1/lib/python3.12/ensurepip/_bundled");
-    let bundled = bundled.display().to_string();
+    let bundled = bundled_pip().display().to_string();
     let args = ["create", "host", "--python", "3.12", "-p", "pip"];
     let made = wsp(
         state,
@@ -26,7 +24,16 @@ fn host_with_pip(state: &Path) -> PathBuf {
     assert_ok(&made, "the host is made");
     let details = assert_ok(&wsp(state, &["--json", "get", "host"]), "get host");
     let details: Value = serde_json::from_str(&details).expect("JSON");
-    PathBuf::from(details["extra"]["path"].as_str().expect("extra.path"))
+    let root = PathBuf::from(details["extra"]["path"].as_str().expect("extra.path"));
+    let version = assert_ok(
+        &wsp(state, &["exec", "host", "--", "pip", "--version"]),
+        "pip",
+    );
+    assert!(
+        version.contains(&*root.to_string_lossy()),
+        "the host's own pip: {version}"
+    );
+    root
 }
 
 /// `PATH` with the host's `bin` first; then, for the venv backend, the rest without uv (it
@@ -94,6 +101,35 @@ fn pip_never_reaches_the_host(backend: &str) {
         serde_json::json!([]),
         "{backend}"
     );
+    let root = got["extra"]["path"]
+        .as_str()
+        .expect("extra.path")
+        .to_owned();
+
+    // A pip of its own replaces the stubs and acts on the environment; without it they return.
+    let bundled = bundled_pip().display().to_string();
+    let args = [
+        "install",
+        "env",
+        "pip",
+        "--find-links",
+        &bundled,
+        "--no-index",
+    ];
+    assert_ok(&in_state(&args), "install pip");
+    let version = assert_ok(&in_state(&["exec", "env", "--", "pip", "--version"]), "pip");
+    assert!(version.contains(&root), "{backend}: {version}");
+    assert_ok(&in_state(&["uninstall", "env", "pip"]), "uninstall pip");
+    let ran = in_state(&["exec", "env", "--", "pip", "--version"]);
+    assert_eq!(ran.status.code(), Some(1), "{backend}");
+    assert!(stderr(&ran).contains("pip is not installed"), "{backend}");
+}
+
+/// The directory holding the pip wheel Python 3.12 bundles.
+fn bundled_pip() -> PathBuf {
+    wsp_testing::conda::pyenv_root()
+        .expect("pyenv")
+        .join("versions/3.12.1/lib/python3.12/ensurepip/_bundled")
 }
 
 #[test]
