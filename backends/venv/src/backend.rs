@@ -41,8 +41,8 @@ impl VenvBackend {
 
     /// Installs packages with `installer`: `uv pip`, or (for [`Installer::Pip`]) the seed
     /// cache's pip for the environment's Python version, run from outside the environment as
-    /// `pip --python` runs it (a temporary seed cache when the options name none). No pip is put into the
-    /// environment.
+    /// `pip --python` runs it (a temporary seed cache when the options name none). No pip is
+    /// put into the environment.
     pub fn with_installer(mut self, installer: Installer) -> Self {
         self.installer = installer;
         self

@@ -1,7 +1,8 @@
 //! Installing packages into a venv with pip when no uv is at hand: a pip kept outside the
 //! environment (the seed cache's, for the environment's Python version) run by the
-//! environment's interpreter the way `pip --python` runs it ([`Installer::ExternalPip`]). The environment needs no pip
-//! of its own and is given none, so an install that fails leaves it as it was.
+//! environment's interpreter the way `pip --python` runs it ([`Installer::ExternalPip`]).
+//! The environment needs no pip of its own and is given none, so an install that fails leaves
+//! it as it was.
 //!
 //! Which pip is taken is read from the environment's layout (`lib/python3.Y`), never by
 //! running its interpreter, so nothing of the environment runs outside an install's sandbox.
