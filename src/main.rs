@@ -7,6 +7,7 @@
 mod backends;
 mod cli;
 mod config;
+mod config_file;
 mod listen;
 mod logging;
 mod serve;

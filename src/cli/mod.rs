@@ -129,7 +129,13 @@ pub fn serve_command(before: ClientArgs, serve: args::ServeArgs) -> i32 {
         );
         return status::FAILURE;
     }
-    crate::serve::run_reference_server(serve.into_config(before.server))
+    match serve.into_config_with_file(before.server) {
+        Ok(config) => crate::serve::run_reference_server(config),
+        Err(error) => {
+            eprintln!("wsp: cannot start: the config file {error}");
+            status::FAILURE
+        }
+    }
 }
 
 /// Spawns the server (or connects to a running one, `--connect`), runs one client action in

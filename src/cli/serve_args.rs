@@ -8,6 +8,7 @@ use clap::{Args, ValueEnum};
 
 use super::args::ServerOptions;
 use crate::config::{BackendKind, LogFormat, ServeConfig};
+use crate::config_file::{ConfigFile, ConfigFileError};
 
 /// `wsp serve`'s own options.
 #[derive(Debug, Args)]
@@ -105,10 +106,30 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
+    /// The server configuration: defaults, then the state directory's `wsp.toml`, then
+    /// `before` (options given before `serve`), then `serve`'s own options.
+    pub fn into_config_with_file(
+        self,
+        before: ServerOptions,
+    ) -> Result<ServeConfig, ConfigFileError> {
+        let state_dir = self.state_dir.clone().or(before.state_dir.clone());
+        let base = match crate::serve::state_dir(state_dir) {
+            Some(dir) => ConfigFile::load(&dir)?.over_defaults(),
+            None => ServeConfig::default(),
+        };
+        Ok(self.into_config_over(before, base))
+    }
+
     /// The server configuration: defaults, then `before` (options given before `serve`), then
     /// `serve`'s own options.
+    #[cfg(test)]
     pub fn into_config(self, before: ServerOptions) -> ServeConfig {
-        let mut config = ServeConfig::default();
+        self.into_config_over(before, ServeConfig::default())
+    }
+
+    /// `config` with `before`, then `serve`'s own options, over it: a value given replaces
+    /// the config's, a list given replaces the config's list, a switch given turns it on.
+    fn into_config_over(self, before: ServerOptions, mut config: ServeConfig) -> ServeConfig {
         let server = before.merge(ServerOptions {
             state_dir: self.state_dir,
             backend: self.backend,
@@ -120,9 +141,15 @@ impl ServeArgs {
         if let Some(backend) = server.backend {
             config.backend = backend.into();
         }
-        config.interpreters = server.interpreter;
-        config.channels = server.channel;
-        config.uv = server.uv;
+        if !server.interpreter.is_empty() {
+            config.interpreters = server.interpreter;
+        }
+        if !server.channel.is_empty() {
+            config.channels = server.channel;
+        }
+        if server.uv.is_some() {
+            config.uv = server.uv;
+        }
         if let Some(n) = self.max_frame_bytes {
             config.max_frame_bytes = usize::try_from(n).unwrap_or(usize::MAX);
         }
@@ -139,11 +166,11 @@ impl ServeArgs {
             config.max_queued_bytes = usize::try_from(n).unwrap_or(usize::MAX);
         }
         config.max_output_bytes = self.max_output_bytes;
-        config.stdlib_venv = self.stdlib_venv;
-        config.seed_pip = self.seed_pip;
+        config.stdlib_venv |= self.stdlib_venv;
+        config.seed_pip |= self.seed_pip;
         config.sandbox = self.sandbox;
         config.allowed_cwds = self.allow_cwd;
-        config.python_downloads = self.python_downloads;
+        config.python_downloads |= self.python_downloads;
         config.listen.addresses = self.listen;
         config.listen.allowed_uids = self.allow_uid;
         if let Some(n) = self.max_connections {
@@ -153,17 +180,21 @@ impl ServeArgs {
         config.listen.allowed_origins = self.allow_origin;
         config.listen.allowed_hosts = self.allow_host;
         config.listen.tls = self.tls_cert.zip(self.tls_key);
-        config.install_source = wsp_install::InstallSource {
-            find_links: self.find_links,
-            index_url: self.index_url,
-            no_index: self.no_index,
-        };
+        let source = &mut config.install_source;
+        if !self.find_links.is_empty() {
+            source.find_links = self.find_links;
+        }
+        if self.index_url.is_some() {
+            source.index_url = self.index_url;
+        }
+        source.no_index |= self.no_index;
         config
     }
 }
 
-/// `--backend` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// `--backend` values (and `backend` in `wsp.toml`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum BackendArg {
     /// The built-in venv backend (default).
     Venv,

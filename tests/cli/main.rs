@@ -15,4 +15,6 @@ mod cli_requirements;
 mod exec_cwd;
 mod exec_output;
 mod exec_stdin;
+mod pip_inside;
 mod run;
+mod serve_config;

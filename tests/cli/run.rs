@@ -27,6 +27,7 @@ pub fn wsp_installing(cwd: Option<&Path>, state: &Path, with: With, args: &[&str
         command.current_dir(cwd);
     }
     if with == With::Pip {
+        crate::install_support::share_seed_cache(state);
         command.env("PATH", path_without_uv());
     }
     run(&mut command, args)

@@ -1,6 +1,7 @@
-//! `environment/install` and `environment/uninstall` over the real binary, with uv and with
-//! the environment's own pip, from distributions the tests build: local `find_links`, a simple
-//! index on loopback, failures that change nothing, upgrades, and the server's defaults.
+//! `environment/install` and `environment/uninstall` over the real binary, with uv and with pip
+//! (run from outside the environment), from distributions the tests build: local
+//! `find_links`, a simple index on loopback, failures that change nothing, upgrades, and the
+//! server's defaults.
 
 use crate::install_support::{
     call_collecting, create, installed, ok, python, venv_server, version_of, wheels, IndexServer,
@@ -44,12 +45,11 @@ async fn installs_from_find_links_show_at_once_and_import() {
         )
         .await;
         assert_eq!(imported, "2.0");
-        if with == With::Pip {
-            assert!(
-                version_of(&got, "pip").is_some(),
-                "pip was seeded to install with it: {got}"
-            );
-        }
+        assert_eq!(
+            version_of(&got, "pip"),
+            None,
+            "{with:?}: no pip was put into the environment to install with: {got}"
+        );
         server.finish().await;
     }
 }

@@ -9,5 +9,6 @@ mod support;
 mod install;
 mod install_create;
 mod install_serial;
+mod pip_path;
 mod progress;
 mod sandbox_installer;

@@ -49,7 +49,8 @@ pub fn path_without_uv() -> String {
 pub enum With {
     /// `uv pip`.
     Uv,
-    /// The environment's own pip (no uv on the server's `PATH`).
+    /// pip from the seed cache, run from outside the environment (no uv on the server's
+    /// `PATH`).
     Pip,
 }
 
@@ -57,15 +58,64 @@ impl With {
     pub const BOTH: [With; 2] = [With::Uv, With::Pip];
 }
 
-/// A venv server in `state_dir` installing with `with`.
+/// A venv server in `state_dir` installing with `with` (with pip, from the shared seed cache).
 pub fn venv_server(state_dir: &Path, with: With, extra: &[&str]) -> Server {
     match with {
         With::Uv => Server::start_in(state_dir, extra),
         With::Pip => {
+            share_seed_cache(state_dir);
             let path = path_without_uv();
             Server::start_with_env(state_dir, extra, &[("PATH", &path)])
         }
     }
+}
+
+/// Points the pip seed cache of the state directory `state_dir` at one kept between tests and
+/// runs (under the target directory), so that `ensurepip` fills it once per interpreter
+/// rather than once per test.
+pub fn share_seed_cache(state_dir: &Path) {
+    let shared = Path::new(env!("CARGO_TARGET_TMPDIR")).join("wsp-pip-seed-cache");
+    std::fs::create_dir_all(&shared).expect("the shared seed cache is made");
+    let cache = state_dir.join("cache");
+    std::fs::create_dir_all(&cache).expect("the state's cache directory is made");
+    let link = cache.join("pip-seed");
+    if !link.exists() {
+        std::os::unix::fs::symlink(&shared, &link).expect("the seed cache is linked");
+    }
+}
+
+/// A digest of the tree at `dir`: every entry's path, kind, and contents (or link target), in
+/// sorted order.
+pub fn tree_digest(dir: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    fn walk(dir: &Path, base: &Path, hasher: &mut Sha256) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .expect("the tree is readable")
+            .map(|entry| entry.expect("an entry").path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            let relative = path.strip_prefix(base).expect("under the base");
+            hasher.update(relative.as_os_str().as_encoded_bytes());
+            let kind = std::fs::symlink_metadata(&path)
+                .expect("metadata")
+                .file_type();
+            if kind.is_symlink() {
+                hasher.update(b"\0link\0");
+                let target = std::fs::read_link(&path).expect("a link");
+                hasher.update(target.as_os_str().as_encoded_bytes());
+            } else if kind.is_dir() {
+                hasher.update(b"\0dir\0");
+                walk(&path, base, hasher);
+            } else {
+                hasher.update(b"\0file\0");
+                hasher.update(std::fs::read(&path).expect("a file"));
+            }
+        }
+    }
+    let mut hasher = Sha256::new();
+    walk(dir, dir, &mut hasher);
+    format!("{:x}", hasher.finalize())
 }
 
 /// Sends a request and reads until its response; returns the notifications that came before
@@ -104,7 +154,12 @@ pub async fn ok(server: &mut Server, id: i64, method: &str, params: Value) -> Va
 
 /// Creates environment `name` on Python 3.12 and returns its details.
 pub async fn create(server: &mut Server, id: i64, name: &str) -> Value {
-    let params = json!({"name": name, "python_version": "3.12"});
+    create_on(server, id, name, "3.12").await
+}
+
+/// Creates environment `name` on Python `version` and returns its details.
+pub async fn create_on(server: &mut Server, id: i64, name: &str, version: &str) -> Value {
+    let params = json!({"name": name, "python_version": version});
     ok(server, id, "environment/create", params).await
 }
 

@@ -5,6 +5,10 @@ use std::path::{Path, PathBuf};
 use super::steps::StepKind;
 use super::InstallRequest;
 
+/// The script, relative to the directory holding the `pip` package, that runs pip under
+/// another interpreter (pip 22.3 and newer).
+pub const PIP_RUNNER: &str = "pip/__pip-runner__.py";
+
 /// Which program installs packages into a venv-layout environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Installer {
@@ -12,6 +16,13 @@ pub enum Installer {
     Uv(PathBuf),
     /// The environment's own pip: `<interpreter> -m pip install`.
     Pip,
+    /// A pip kept outside the environment, where `dir` holds the `pip` package (pip 22.3 or
+    /// newer): `<interpreter> <dir>/pip/__pip-runner__.py install`. That script is what
+    /// `pip --python <interpreter>` runs under the other interpreter: it imports pip from
+    /// `dir` without putting `dir` on `sys.path`, so pip sees and changes only the
+    /// environment's distributions. Running it directly saves the outer pip's start (0.6 s).
+    /// The environment needs no pip and gets none.
+    ExternalPip(PathBuf),
 }
 
 impl Installer {
@@ -30,21 +41,21 @@ impl Installer {
     pub fn name(&self) -> &'static str {
         match self {
             Installer::Uv(_) => "uv",
-            Installer::Pip => "pip",
+            Installer::Pip | Installer::ExternalPip(_) => "pip",
         }
     }
 
     pub(super) fn steps(&self) -> StepKind {
         match self {
             Installer::Uv(_) => StepKind::Uv,
-            Installer::Pip => StepKind::Pip,
+            Installer::Pip | Installer::ExternalPip(_) => StepKind::Pip,
         }
     }
 
     /// The command line that installs `request.packages` for `python`.
     pub(super) fn install_argv(&self, python: &Path, request: &InstallRequest) -> Vec<String> {
         let mut argv = self.prefix(python, "install", request.sandbox.is_some());
-        if let Installer::Pip = self {
+        if self.is_pip() {
             argv.extend(["--no-input", "--progress-bar", "off"].map(String::from));
         }
         let source = &request.source;
@@ -73,7 +84,7 @@ impl Installer {
         confined: bool,
     ) -> Vec<String> {
         let mut argv = self.prefix(python, "uninstall", confined);
-        if let Installer::Pip = self {
+        if self.is_pip() {
             argv.push("--yes".to_owned());
         }
         argv.push("--".to_owned());
@@ -91,14 +102,19 @@ impl Installer {
         if confined {
             argv.push(match self {
                 Installer::Uv(_) => "--no-cache".to_owned(),
-                Installer::Pip => "--no-cache-dir".to_owned(),
+                Installer::Pip | Installer::ExternalPip(_) => "--no-cache-dir".to_owned(),
             });
         }
         argv
     }
 
+    fn is_pip(&self) -> bool {
+        matches!(self, Installer::Pip | Installer::ExternalPip(_))
+    }
+
     fn unconfined_prefix(&self, python: &Path, verb: &str) -> Vec<String> {
         let python = python.to_string_lossy().into_owned();
+        let pip_options = ["--isolated", "--disable-pip-version-check"].map(String::from);
         match self {
             Installer::Uv(uv) => vec![
                 uv.to_string_lossy().into_owned(),
@@ -108,14 +124,18 @@ impl Installer {
                 python,
                 "--no-config".to_owned(),
             ],
-            Installer::Pip => vec![
+            Installer::Pip => [python, "-m".to_owned(), "pip".to_owned(), verb.to_owned()]
+                .into_iter()
+                .chain(pip_options)
+                .collect(),
+            Installer::ExternalPip(dir) => [
                 python,
-                "-m".to_owned(),
-                "pip".to_owned(),
+                dir.join(PIP_RUNNER).to_string_lossy().into_owned(),
                 verb.to_owned(),
-                "--isolated".to_owned(),
-                "--disable-pip-version-check".to_owned(),
-            ],
+            ]
+            .into_iter()
+            .chain(pip_options)
+            .collect(),
         }
     }
 }
@@ -186,6 +206,12 @@ mod tests {
                 .uninstall_argv(python, &names, false)
                 .join(" "),
             "/env/bin/python -m pip uninstall --isolated --disable-pip-version-check --yes -- x"
+        );
+        let external = Installer::ExternalPip("/cache/site-packages".into());
+        assert_eq!(
+            external.uninstall_argv(python, &names, true).join(" "),
+            "/env/bin/python /cache/site-packages/pip/__pip-runner__.py uninstall --isolated \
+             --disable-pip-version-check --no-cache-dir --yes -- x"
         );
     }
 }

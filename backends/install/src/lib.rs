@@ -3,9 +3,13 @@
 //! ([`venv_layout`]: the steps of a backend whose environments are virtual environments).
 //!
 //! The shared installer is `uv pip install --python <the environment's interpreter>` when a
-//! `uv` is available, else the environment's own pip (`python -m pip`; the backend makes sure
-//! pip is there first). Either runs through [`wsp_exec::run`], so an install that is
-//! cancelled kills everything the installer started, and nothing it starts outlives it.
+//! `uv` is available, else pip: a pip kept outside the environment run as `--python` runs it (the
+//! venv backend's, from its seed cache; [`Installer::ExternalPip`]), or the environment's own
+//! (`python -m pip`). Either runs through [`wsp_exec::run`], so an install that is cancelled
+//! kills everything the installer started, and nothing it starts outlives it.
+//!
+//! An environment without pip gets stubs for the pip commands ([`write_pip_stubs`]), so that
+//! `pip` run inside it refuses instead of finding the host's pip further along `PATH`.
 //!
 //! Both installers resolve the whole request before they touch the environment, so a request
 //! that cannot be resolved (a missing package, conflicting requirements) changes nothing. While
@@ -19,6 +23,7 @@ mod command;
 mod confine;
 mod lock;
 mod output;
+mod pip_stub;
 mod python;
 mod steps;
 
@@ -30,10 +35,11 @@ use std::path::Path;
 use wsp_backend::BackendError;
 use wsp_exec::Activation;
 
-pub use command::{find_uv, Installer};
+pub use command::{find_uv, Installer, PIP_RUNNER};
 pub use confine::{install_sandbox, uninstall_sandbox};
 pub use lock::INSTALL_LOCK_FILE;
 pub use output::MAX_DETAIL_BYTES;
+pub use pip_stub::write_pip_stubs;
 pub use python::{resolve_python, PythonDownloads};
 /// What `environment/install` and `environment/uninstall` ask a backend for (defined with the
 /// backend interface).

@@ -106,11 +106,39 @@ pub async fn install(installer: Installer, request: InstallRequest) -> Result<()
 }
 
 /// Uninstalls `request.packages` from the venv at its root with `installer`.
+///
+/// pip removes a directory whose every file it uninstalls, so uninstalling the last
+/// distribution of a site-packages removes the directory itself: it is made again. Uninstalling
+/// pip removes its scripts, so the pip stubs ([`crate::write_pip_stubs`]) take the free names
+/// again. Neither is done in a confined environment, whose layout may be planted symlinks.
 pub async fn uninstall(
     installer: Installer,
     request: UninstallRequest,
 ) -> Result<(), BackendError> {
     let python = interpreter_path(&request.root);
     let activation = Activation::venv(&request.root);
-    crate::uninstall(&installer, &python, &activation, &request).await
+    let confined = request.sandbox.is_some();
+    let root = request.root.clone();
+    let site_packages = if confined {
+        Vec::new()
+    } else {
+        let root = root.clone();
+        tokio::task::spawn_blocking(move || crate::packages::site_packages_dirs(&root))
+            .await
+            .unwrap_or_default()
+    };
+    crate::uninstall(&installer, &python, &activation, &request).await?;
+    if !confined {
+        let restored = tokio::task::spawn_blocking(move || {
+            for dir in &site_packages {
+                std::fs::create_dir_all(dir)?;
+            }
+            crate::write_pip_stubs(&root)
+        })
+        .await;
+        if let Ok(Err(error)) = restored {
+            tracing::warn!(%error, "the layout could not be restored after an uninstall");
+        }
+    }
+    Ok(())
 }

@@ -5,7 +5,9 @@
 //! first shim that fails to run). The result is an ordinary venv, so describing it and running
 //! commands in it are the [`Backend`] defaults, as for the built-in `venv` backend; inside `environment/execute`,
 //! `VIRTUAL_ENV` points at the environment, so `uv pip install` installs into it. Packages
-//! are installed and uninstalled with `uv pip --python <the environment's interpreter>`.
+//! are installed and uninstalled with `uv pip --python <the environment's interpreter>`. `uv
+//! venv` puts no pip into the environment, so `bin/pip` is a stub that refuses
+//! ([`wsp_install::write_pip_stubs`]) rather than let `pip` find the host's.
 //!
 //! When no `uv` can be found the backend still starts (so the server can answer everything
 //! else) and every create answers `-31004` with reason `backend-unavailable`.
@@ -109,6 +111,13 @@ impl Backend for UvBackend {
                 format!("uv venv left no {}", interpreter_path.display()),
             ));
         }
+        let root = request.root.clone();
+        tokio::task::spawn_blocking(move || wsp_install::write_pip_stubs(&root))
+            .await
+            .map_err(|e| BackendError::caused_by(FailureReason::ProvisionFailed, "pip stubs", e))?
+            .map_err(|e| {
+                BackendError::caused_by(FailureReason::ProvisionFailed, "writing pip stubs", e)
+            })?;
         let mut extra = serde_json::Map::new();
         extra.insert("uv".into(), Value::String(uv.display().to_string()));
         extra.insert(

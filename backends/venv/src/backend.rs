@@ -4,12 +4,12 @@ use serde_json::{Map, Value};
 use wsp_backend::{Backend, BackendError, InstallRequest, UninstallRequest};
 use wsp_backend::{DescribeRequest, Description, ReleaseRequest, RunRequest};
 use wsp_backend::{ProvisionRequest, Provisioned};
-use wsp_exec::SandboxPolicy;
 use wsp_install::{resolve_python, Installer, PythonDownloads};
 use wsp_interpreters::Inventory;
 use wsp_protocol::ExecuteResult;
 use wsp_protocol::FailureReason;
 
+use crate::install::ExternalPip;
 use crate::{create_venv, SeedOutcome, VenvMode, VenvOptions};
 
 /// The venv backend: resolves interpreters from an [`Inventory`] and creates virtual
@@ -20,23 +20,29 @@ pub struct VenvBackend {
     options: VenvOptions,
     installer: Installer,
     downloads: Option<PythonDownloads>,
+    /// The seed cache pip is taken from when `options` names none.
+    fallback_seed_cache: tokio::sync::OnceCell<tempfile::TempDir>,
 }
 
 impl VenvBackend {
     /// A backend resolving interpreters from `inventory` and creating environments with
     /// `options` (its `prompt` is ignored: each environment's prompt is its name). Packages
-    /// are installed with the first `uv` on `PATH`, else with each environment's own pip.
+    /// are installed with the first `uv` on `PATH`, else with pip from the seed cache, run from
+    /// outside the environment.
     pub fn new(inventory: Inventory, options: VenvOptions) -> Self {
         VenvBackend {
             inventory,
             options,
             installer: Installer::detect(None),
             downloads: None,
+            fallback_seed_cache: tokio::sync::OnceCell::new(),
         }
     }
 
-    /// Installs packages with `installer`: `uv pip`, or the environment's own pip (seeded
-    /// from the seed cache into an environment that has none).
+    /// Installs packages with `installer`: `uv pip`, or (for [`Installer::Pip`]) the seed
+    /// cache's pip for the environment's Python version, run from outside the environment as
+    /// `pip --python` runs it (a temporary seed cache when the options name none). No pip is
+    /// put into the environment.
     pub fn with_installer(mut self, installer: Installer) -> Self {
         self.installer = installer;
         self
@@ -48,19 +54,29 @@ impl VenvBackend {
         self
     }
 
-    /// Seeds pip first when packages are installed with the environment's own pip (inside
-    /// `sandbox` when the install is confined).
-    async fn ready_to_install(
+    /// The installer for the environment at `root`, and what must live while it runs: for
+    /// pip, the seed cache's, replicated where a sandbox (`confined`) can read it.
+    async fn installer_for(
         &self,
         root: &std::path::Path,
-        environment_id: &str,
-        sandbox: Option<&SandboxPolicy>,
-    ) -> Result<Installer, BackendError> {
-        if self.installer == Installer::Pip {
-            let confined = sandbox.map(|sandbox| (sandbox, environment_id));
-            crate::install::ensure_pip(&self.inventory, &self.options, root, confined).await?;
+        confined: bool,
+    ) -> Result<(Installer, Option<ExternalPip>), BackendError> {
+        if self.installer != Installer::Pip {
+            return Ok((self.installer.clone(), None));
         }
-        Ok(self.installer.clone())
+        let cache = match &self.options.seed_cache_dir {
+            Some(dir) => dir.clone(),
+            None => crate::install::fallback_cache(&self.fallback_seed_cache).await?,
+        };
+        let pip = crate::install::external_pip(
+            &self.inventory,
+            self.options.mode,
+            &cache,
+            root,
+            confined,
+        )
+        .await?;
+        Ok((pip.installer.clone(), Some(pip)))
     }
 }
 
@@ -111,24 +127,14 @@ impl Backend for VenvBackend {
     }
 
     async fn install(&self, request: InstallRequest) -> Result<(), BackendError> {
-        let installer = self
-            .ready_to_install(
-                &request.root,
-                &request.environment_id,
-                request.sandbox.as_ref(),
-            )
-            .await?;
+        let confined = request.sandbox.is_some();
+        let (installer, _pip) = self.installer_for(&request.root, confined).await?;
         wsp_install::venv_layout::install(installer, request).await
     }
 
     async fn uninstall(&self, request: UninstallRequest) -> Result<(), BackendError> {
-        let installer = self
-            .ready_to_install(
-                &request.root,
-                &request.environment_id,
-                request.sandbox.as_ref(),
-            )
-            .await?;
+        let confined = request.sandbox.is_some();
+        let (installer, _pip) = self.installer_for(&request.root, confined).await?;
         wsp_install::venv_layout::uninstall(installer, request).await
     }
 

@@ -1,106 +1,134 @@
-//! Installing packages into a venv with its own pip, which is put there first (from the seed
-//! cache) when the environment has none. In an environment whose installs are confined, pip
-//! is put there by `ensurepip` run inside the install's sandbox instead: nothing of the
-//! environment (its interpreter included) runs outside it.
+//! Installing packages into a venv with pip when no uv is at hand: a pip kept outside the
+//! environment (the seed cache's, for the environment's Python version) run by the
+//! environment's interpreter the way `pip --python` runs it ([`Installer::ExternalPip`]).
+//! The environment needs no pip of its own and is given none, so an install that fails leaves
+//! it as it was.
+//!
+//! Which pip is taken is read from the environment's layout (`lib/python3.Y`), never by
+//! running its interpreter, so nothing of the environment runs outside an install's sandbox.
+//! The seed cache lies in the state directory, which a sandbox hides: a confined install gets
+//! a replica of the cached pip in a fresh temporary directory, which it can read but not write.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use tempfile::TempDir;
 use wsp_backend::BackendError;
-use wsp_exec::{resolve_cwd, run, Activation, RunOptions, RunSpec, SandboxPolicy};
-use wsp_install::venv_layout::interpreter_path;
-use wsp_interpreters::Inventory;
+use wsp_install::{resolve_python, Installer};
+use wsp_interpreters::{Inventory, VersionRequest};
 use wsp_protocol::FailureReason;
 
-use crate::layout::Layout;
-use crate::{seed, VenvOptions};
+use crate::{seed, VenvMode};
 
-/// Seeds pip into the venv at `root` unless its site-packages has it already; inside the
-/// sandbox of the environment (its policy and id) when `confined`.
-pub(crate) async fn ensure_pip(
+/// The first pip that can run itself under another interpreter (`--python`).
+const FIRST_EXTERNAL_PIP: &str = "22.3";
+
+/// An installer running a pip from outside the environment, and the replica of it that a
+/// confined install reads (removed on drop).
+pub(crate) struct ExternalPip {
+    pub installer: Installer,
+    _replica: Option<TempDir>,
+}
+
+/// The pip that installs into the venv at `root`: the seed cache's (in `cache_dir`, filled in
+/// `mode` when empty) for the newest interpreter of the environment's Python version; a
+/// replica of it when the install is `confined`.
+pub(crate) async fn external_pip(
     inventory: &Inventory,
-    options: &VenvOptions,
+    mode: VenvMode,
+    cache_dir: &Path,
     root: &Path,
-    confined: Option<(&SandboxPolicy, &str)>,
-) -> Result<(), BackendError> {
-    let scan_root = root.to_owned();
-    let has_pip = tokio::task::spawn_blocking(move || {
-        wsp_install::packages::site_packages_dirs(&scan_root)
-            .iter()
-            .any(|dir| dir.join("pip").join("__init__.py").is_file())
+    confined: bool,
+) -> Result<ExternalPip, BackendError> {
+    let version = environment_version(root)?;
+    let request: VersionRequest = version
+        .parse()
+        .map_err(|_| no_pip(format!("its Python version {version:?} is not a version")))?;
+    let base = resolve_python(inventory, None, &request)
+        .await
+        .map_err(|error| no_pip(format!("no Python {version} to take pip from: {error}")))?;
+    let (cached, _) = seed::cached_pip(&base, mode, cache_dir)
+        .await
+        .map_err(|error| no_pip(format!("the seed cache could not be filled: {error}")))?;
+    if !cached.join(wsp_install::PIP_RUNNER).is_file() {
+        return Err(no_pip(format!(
+            "the pip bundled with Python {} is older than pip {FIRST_EXTERNAL_PIP}, which cannot \
+             install into another environment; install uv (or give `wsp serve --uv PATH`) to \
+             install into Python {version} environments",
+            base.version
+        )));
+    }
+    if !confined {
+        return Ok(ExternalPip {
+            installer: Installer::ExternalPip(cached),
+            _replica: None,
+        });
+    }
+    let replica = tokio::task::spawn_blocking(move || replicate(&cached))
+        .await
+        .map_err(|error| no_pip(format!("replicating pip failed: {error}")))??;
+    Ok(ExternalPip {
+        installer: Installer::ExternalPip(replica.path().to_owned()),
+        _replica: Some(replica),
     })
-    .await
-    .unwrap_or(false);
-    if has_pip {
-        return Ok(());
-    }
-    if let Some((sandbox, environment_id)) = confined {
-        return ensurepip_inside(root, sandbox, environment_id).await;
-    }
-    // The environment's interpreter describes its base: the executable it resolves to, the
-    // version and ABI, which is what the seed cache is keyed by.
-    let base = inventory
-        .query(&interpreter_path(root))
-        .await
-        .map_err(|e| no_pip("its interpreter cannot be queried", e))?;
-    let layout = Layout::new(root, &base).map_err(|e| no_pip("its layout is unusable", e))?;
-    let cache = options.seed_cache_dir.as_deref();
-    seed::seed(&layout, &base, options.mode, cache)
-        .await
-        .map_err(|e| no_pip("seeding pip failed", e))?;
-    tracing::debug!(root = %root.display(), "seeded pip to install with it");
-    Ok(())
 }
 
-/// `bin/python -m ensurepip --default-pip`, in `sandbox`.
-async fn ensurepip_inside(
-    root: &Path,
-    sandbox: &SandboxPolicy,
-    environment_id: &str,
-) -> Result<(), BackendError> {
-    let activation = Activation::venv(root);
-    let argv = [
-        interpreter_path(root).to_string_lossy().into_owned(),
-        "-m".to_owned(),
-        "ensurepip".to_owned(),
-        "--default-pip".to_owned(),
-    ];
-    let cwd = resolve_cwd(root, None)
-        .map_err(|message| BackendError::failed(FailureReason::InstallFailed, message))?;
-    let options = RunOptions {
-        sandbox: Some(SandboxPolicy::offline(
-            sandbox.root.clone(),
-            sandbox.hidden.clone(),
-        )),
-        ..RunOptions::default()
-    };
-    let env = std::collections::BTreeMap::new();
-    let ran = run(RunSpec {
-        activation: &activation,
-        environment_id,
-        argv: &argv,
-        cwd: &cwd,
-        env: &env,
-        options,
-    })
-    .await
-    .map_err(|error| error.with_reason(FailureReason::InstallFailed))?;
-    if ran.exit_code != 0 {
-        return Err(BackendError::failed(
-            FailureReason::InstallFailed,
-            format!(
-                "the environment has no pip, and ensurepip failed ({}): {}",
-                ran.exit_code,
-                ran.stderr.trim()
-            ),
-        ));
-    }
-    Ok(())
+/// `cached` linked (or copied) into a fresh temporary directory.
+fn replicate(cached: &Path) -> Result<TempDir, BackendError> {
+    let replica = tempfile::Builder::new()
+        .prefix("wsp-pip-")
+        .tempdir()
+        .map_err(|error| no_pip(format!("no temporary directory for pip: {error}")))?;
+    crate::seed::link_tree(cached, replica.path())
+        .map_err(|error| no_pip(format!("replicating pip failed: {error}")))?;
+    Ok(replica)
 }
 
-fn no_pip(what: &str, error: impl std::error::Error + Send + Sync + 'static) -> BackendError {
-    BackendError::caused_by(
+/// `3.Y` from the environment's `lib/python3.Y` (or `python3.Yt`) directory.
+fn environment_version(root: &Path) -> Result<String, BackendError> {
+    let lib = root.join("lib");
+    let entries = std::fs::read_dir(&lib)
+        .map_err(|error| no_pip(format!("{} cannot be read: {error}", lib.display())))?;
+    let mut versions: Vec<String> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            let version = name
+                .strip_prefix("python")?
+                .trim_end_matches('t')
+                .to_owned();
+            entry.path().is_dir().then_some(version)
+        })
+        .collect();
+    versions.sort();
+    versions.dedup();
+    match versions.as_slice() {
+        [version] => Ok(version.clone()),
+        _ => Err(no_pip(format!(
+            "{} holds no single pythonX.Y directory",
+            lib.display()
+        ))),
+    }
+}
+
+/// Where a backend without a configured seed cache keeps one: a temporary directory made at
+/// its first install with pip, removed with the backend.
+pub(crate) async fn fallback_cache(
+    cell: &tokio::sync::OnceCell<TempDir>,
+) -> Result<PathBuf, BackendError> {
+    let dir = cell
+        .get_or_try_init(|| async {
+            tempfile::Builder::new()
+                .prefix("wsp-pip-seed-")
+                .tempdir()
+                .map_err(|error| no_pip(format!("no temporary seed cache: {error}")))
+        })
+        .await?;
+    Ok(dir.path().to_owned())
+}
+
+fn no_pip(detail: String) -> BackendError {
+    BackendError::failed(
         FailureReason::InstallFailed,
-        format!("the environment has no pip, and {what}"),
-        error,
+        format!("cannot install with pip: {detail}"),
     )
 }

@@ -3,8 +3,10 @@
 //! [`create_venv`] writes a CPython virtual environment itself ([`VenvMode::Native`], no Python
 //! process, a few milliseconds) or has the interpreter's `venv` module do it
 //! ([`VenvMode::Stdlib`]). With [`VenvOptions::seed_pip`] it also installs pip, from a per
-//! interpreter cache that `ensurepip` fills once. [`VenvBackend`] is the WSP backend that
-//! provisions environments with it.
+//! interpreter cache that `ensurepip` fills once; without it, `bin/pip` is a stub that refuses
+//! (see [`wsp_install::write_pip_stubs`]), so `pip` never reaches the host's pip further along
+//! `PATH`. [`VenvBackend`] is the WSP backend that provisions environments with it, and
+//! installs with the cached pip run from outside the environment when there is no uv.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -36,8 +38,9 @@ pub struct VenvOptions {
     /// Whether to install pip (and, on Pythons before 3.12, the setuptools that `ensurepip`
     /// brings along) into the environment.
     pub seed_pip: bool,
-    /// Where pip seeds are cached between creates. `None` runs `ensurepip` in every seeded
-    /// environment (seconds each).
+    /// Where pip seeds are cached between creates, and where [`VenvBackend`] takes the pip it
+    /// installs with when there is no uv. `None` runs `ensurepip` in every seeded environment
+    /// (seconds each), and gives the backend a temporary cache of its own.
     pub seed_cache_dir: Option<PathBuf>,
     /// The prompt shown by the activation scripts; default: the root's directory name.
     pub prompt: Option<String>,
@@ -88,6 +91,8 @@ pub async fn create_venv(
         let cache = options.seed_cache_dir.as_deref();
         Some(seed::seed(&layout, interpreter, options.mode, cache).await?)
     } else {
+        wsp_install::write_pip_stubs(&layout.root)
+            .map_err(VenvError::io("write pip stubs in", &layout.bin))?;
         None
     };
     Ok(CreatedVenv {

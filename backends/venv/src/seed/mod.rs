@@ -10,6 +10,8 @@
 mod copy;
 mod scripts;
 
+pub(crate) use copy::link_tree;
+
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -54,6 +56,25 @@ pub(crate) async fn seed(
         run_ensurepip(&layout.python(), &layout.root).await?;
         return Ok(SeedOutcome::Ensurepip);
     };
+    let (cached, outcome) = cached_pip(interpreter, mode, cache_dir).await?;
+    let layout = layout.clone();
+    let version = interpreter.version;
+    tokio::task::spawn_blocking(move || {
+        copy::link_tree(&cached, &layout.site_packages)?;
+        scripts::write_all(&cached, &layout, &version)
+    })
+    .await
+    .map_err(VenvError::Task)??;
+    Ok(outcome)
+}
+
+/// The seed cache's site-packages for `interpreter` (holding `pip/`), filled first when the
+/// cache has none: with [`SeedOutcome::CacheHit`] or [`SeedOutcome::CacheFilled`].
+pub(crate) async fn cached_pip(
+    interpreter: &InterpreterInfo,
+    mode: VenvMode,
+    cache_dir: &Path,
+) -> Result<(PathBuf, SeedOutcome), VenvError> {
     let key = cache_key(interpreter);
     let entry = cache_dir.join(&key);
     let outcome = if entry.is_dir() {
@@ -70,16 +91,7 @@ pub(crate) async fn seed(
         drop(lock);
         outcome
     };
-    let layout = layout.clone();
-    let version = interpreter.version;
-    tokio::task::spawn_blocking(move || {
-        let cached = entry.join("site-packages");
-        copy::link_tree(&cached, &layout.site_packages)?;
-        scripts::write_all(&cached, &layout, &version)
-    })
-    .await
-    .map_err(VenvError::Task)??;
-    Ok(outcome)
+    Ok((entry.join("site-packages"), outcome))
 }
 
 /// The cache entry's name: implementation, full version, ABI flags and a digest of the
