@@ -149,7 +149,10 @@ fn interactive_runs_a_repl_on_a_terminal() {
 #[test]
 fn interactive_and_json_do_not_go_together() {
     let state = environment();
-    let output = wsp(state.path(), &["--json", "exec", "-i", "j1", "--", "python"]);
+    let output = wsp(
+        state.path(),
+        &["--json", "exec", "-i", "j1", "--", "python"],
+    );
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     assert!(text(&output.stderr).contains("-i"), "{output:?}");
 }
