@@ -21,9 +21,9 @@ use crate::support::{frame, initialize, request, PATIENCE};
 
 /// A `wsp serve --listen` process; its socket is bound once this exists.
 pub(crate) struct Listening {
-    child: Child,
+    pub(crate) child: Child,
     pub(crate) socket: PathBuf,
-    state_dir: PathBuf,
+    pub(crate) state_dir: PathBuf,
     _dir: tempfile::TempDir,
 }
 
@@ -43,7 +43,7 @@ impl Listening {
         }
     }
 
-    async fn connect(&self) -> Peer {
+    pub(crate) async fn connect(&self) -> Peer {
         Peer::connect(&self.socket).await
     }
 
@@ -66,7 +66,11 @@ fn private_dir() -> tempfile::TempDir {
 
 /// Starts `wsp serve --listen unix:SOCKET` and waits for its `listening on` line; `Err` is
 /// its stderr when it exits first.
-async fn spawn_listening(state_dir: &Path, socket: &Path, extra: &[&str]) -> Result<Child, String> {
+pub(crate) async fn spawn_listening(
+    state_dir: &Path,
+    socket: &Path,
+    extra: &[&str],
+) -> Result<Child, String> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_wsp"))
         .arg("serve")
         .arg("--state-dir")
@@ -99,13 +103,13 @@ async fn spawn_listening(state_dir: &Path, socket: &Path, extra: &[&str]) -> Res
 }
 
 /// One client connection.
-struct Peer {
+pub(crate) struct Peer {
     reader: FramedRead<OwnedReadHalf, FrameCodec>,
     writer: OwnedWriteHalf,
 }
 
 impl Peer {
-    async fn connect(socket: &Path) -> Peer {
+    pub(crate) async fn connect(socket: &Path) -> Peer {
         let stream = UnixStream::connect(socket).await.expect("connect");
         let (reader, writer) = stream.into_split();
         Peer {
@@ -114,13 +118,13 @@ impl Peer {
         }
     }
 
-    async fn send(&mut self, message: &Value) {
+    pub(crate) async fn send(&mut self, message: &Value) {
         let bytes = frame(&message.to_string());
         self.writer.write_all(&bytes).await.expect("write");
     }
 
     /// The next message, or `None` once the server closed the connection.
-    async fn next(&mut self) -> Option<Value> {
+    pub(crate) async fn next(&mut self) -> Option<Value> {
         let next = tokio::time::timeout(PATIENCE, self.reader.next())
             .await
             .expect("a message in time");
@@ -131,11 +135,11 @@ impl Peer {
         }
     }
 
-    async fn recv(&mut self) -> Value {
+    pub(crate) async fn recv(&mut self) -> Value {
         self.next().await.expect("the connection is open")
     }
 
-    async fn initialize(&mut self) -> Value {
+    pub(crate) async fn initialize(&mut self) -> Value {
         self.send(&initialize(0)).await;
         let answer = self.recv().await;
         assert!(answer["result"].is_object(), "{answer}");
@@ -143,7 +147,7 @@ impl Peer {
     }
 
     /// The answer to request `id`, with the notifications that came before it.
-    async fn answer(&mut self, id: i64) -> (Value, Vec<Value>) {
+    pub(crate) async fn answer(&mut self, id: i64) -> (Value, Vec<Value>) {
         let mut notifications = Vec::new();
         loop {
             let message = self.recv().await;
@@ -152,6 +156,12 @@ impl Peer {
             }
             notifications.push(message);
         }
+    }
+
+    /// Sends request `id` and returns its answer, skipping the notifications before it.
+    pub(crate) async fn call(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(&request(id, method, params)).await;
+        self.answer(id).await.0
     }
 
     /// The next `environment/changed` notification's params, skipping other messages.
@@ -165,7 +175,7 @@ impl Peer {
     }
 }
 
-fn create(id: i64, name: &str) -> Value {
+pub(crate) fn create(id: i64, name: &str) -> Value {
     request(
         id,
         "environment/create",

@@ -9,5 +9,6 @@ mod support;
 
 mod connect_commands;
 mod listen;
+mod listen_crash;
 mod listen_websocket;
 mod ws_refusals;

@@ -28,6 +28,7 @@
 
 mod cgroup;
 mod escapees;
+mod guardian;
 mod hierarchy;
 mod pidns;
 mod pids;

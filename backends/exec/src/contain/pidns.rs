@@ -37,7 +37,7 @@ pub(crate) struct NamespacePlan {
 
 /// The read end of this process's lifeline: a pipe whose write end it keeps open, close-on-exec,
 /// until it dies.
-fn lifeline() -> Option<RawFd> {
+pub(super) fn lifeline() -> Option<RawFd> {
     static LIFELINE: OnceLock<Option<(OwnedFd, OwnedFd)>> = OnceLock::new();
     LIFELINE
         .get_or_init(|| {
@@ -145,7 +145,7 @@ fn check(result: libc::c_int) -> io::Result<libc::c_int> {
 /// Leaves only `keep` open (negative entries are ignored), and every signal at its default
 /// action: what the server had installed belongs to the server. The lifeline's write end is
 /// closed here too.
-unsafe fn shed_inheritance(keep: [libc::c_int; 2]) {
+pub(super) unsafe fn shed_inheritance(keep: [libc::c_int; 2]) {
     let (low, high) = (keep[0].min(keep[1]), keep[0].max(keep[1]));
     let mut next: libc::c_int = 0;
     for fd in [low, high] {

@@ -18,6 +18,9 @@
 //! directory gone once it holds the lock, makes it again. (The flat `wsp-<pid>-<n>` cgroups of
 //! earlier versions, which have no lock, count as alive while `<pid>` is a member of `<home>`.)
 //!
+//! A server that dies without dissolving its subtree has its commands killed at once by its
+//! guardian (module [`super::guardian`]), in v2.
+//!
 //! At start, before making its own subtree, a server kills (`cgroup.kill`) every process left
 //! in a dead server's subtree, waits until it is empty and removes it. In the v1 `pids`
 //! hierarchy, which has nothing to kill with, the dead subtrees are only removed; their
@@ -30,6 +33,7 @@ use std::time::{Duration, Instant};
 
 use rustix::fs::{flock, FlockOperation, Mode, OFlags};
 
+use super::guardian::Guardian;
 use super::hierarchy::{has_member, lists, Kind};
 use crate::remove_tree::remove_cgroup_tree;
 
@@ -52,6 +56,8 @@ pub(super) struct Subtree {
     home: PathBuf,
     dir: PathBuf,
     leaf: PathBuf,
+    /// Kills the subtree should this process die without dissolving it (v2 only).
+    guardian: Option<Guardian>,
     /// The subtree's directory, locked exclusively while this process lives.
     _lock: OwnedFd,
 }
@@ -75,14 +81,21 @@ impl Subtree {
             let _ = remove_cgroup_tree(&dir);
             return Err(error);
         }
+        let mut guardian = None;
         if kind == Kind::V2 {
             enable_pids(&home, &dir);
+            guardian = Guardian::start(&dir)
+                .inspect_err(|error| {
+                    tracing::warn!(%error, "no guardian: commands may outlive a crashed server until the next one starts");
+                })
+                .ok();
         }
         Ok(Subtree {
             kind,
             home,
             dir,
             leaf,
+            guardian,
             _lock: lock,
         })
     }
@@ -106,6 +119,9 @@ impl Subtree {
     /// be gone): for a server about to exit. What cannot be done stays for the next server's
     /// sweep.
     pub(super) fn dissolve(&self) {
+        if let Some(guardian) = &self.guardian {
+            guardian.stop();
+        }
         let pid = std::process::id().to_string();
         if std::fs::write(self.home.join("cgroup.procs"), pid).is_ok() {
             let _ = remove_cgroup_tree(&self.dir);
