@@ -119,8 +119,11 @@ impl Peer {
     }
 
     pub(crate) async fn send(&mut self, message: &Value) {
-        let bytes = frame(&message.to_string());
-        self.writer.write_all(&bytes).await.expect("write");
+        self.try_send(message).await.expect("write");
+    }
+
+    pub(crate) async fn try_send(&mut self, message: &Value) -> std::io::Result<()> {
+        self.writer.write_all(&frame(&message.to_string())).await
     }
 
     /// The next message, or `None` once the server closed the connection.

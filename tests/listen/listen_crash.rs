@@ -19,17 +19,17 @@ const CONNECTIONS: usize = 10;
 /// How long the processes of a killed server may take to die.
 const DYING: Duration = Duration::from_secs(10);
 
-/// A command that writes its own pid as this test sees it to the FIFO `fifo` (read from
-/// `/proc/self/stat`, which names it in the host's PID namespace whatever namespace it runs
-/// in), then sleeps until killed.
-fn sleeper(fifo: &Path) -> Value {
+/// A shell command that writes its own pid as this test sees it to the FIFO `fifo` it makes
+/// (read from `/proc/self/stat`, which names it in the host's PID namespace whatever namespace
+/// it runs in), then runs `then` (`exec sleep 300`, say).
+pub(crate) fn reporting(fifo: &Path, then: &str) -> Value {
     let made = std::process::Command::new("mkfifo")
         .arg(fifo)
         .status()
         .expect("mkfifo runs");
     assert!(made.success());
     let script = format!(
-        "read stat < /proc/self/stat; echo \"${{stat%% *}}\" > '{}'; exec sleep 300",
+        "read stat < /proc/self/stat; echo \"${{stat%% *}}\" > '{}'; {then}",
         fifo.display()
     );
     json!(["sh", "-c", script])
@@ -87,7 +87,7 @@ async fn after_kill_9_no_process_outlives_the_server_and_the_next_one_serves_the
         peer.initialize().await;
         let fifo = scratch.path().join(format!("pid-{n}"));
         let environment = &before[n % before.len()]["id"];
-        let execute = json!({"id": environment, "argv": sleeper(&fifo)});
+        let execute = json!({"id": environment, "argv": reporting(&fifo, "exec sleep 300")});
         peer.send(&request(1, "environment/execute", execute)).await;
         commands.push(read_pid(fifo).await);
         peers.push(peer);
