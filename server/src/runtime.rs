@@ -11,7 +11,8 @@
 //! - Reading goes on while requests run; it pauses only while
 //!   [`RuntimeOptions::max_pending`] answers are owed (read, and not yet handed to the output:
 //!   a batch counts each of its answers), so memory stays bounded whatever the client does, and
-//!   a client that does not read makes the server stop reading once that many wait; and while
+//!   a client that does not read makes the server stop reading once that many wait, or once
+//!   the output is blocked with 256 KiB of answers or more waiting; and while
 //!   the stack is not ready for the next request (the standard stack's handler limit, while
 //!   the requests waiting for a slot fill its queue of bytes), which holds that request and
 //!   the rest of its payload back until the stack is ready.
@@ -55,7 +56,7 @@ use wsp_protocol::message::{invalid_request_response, parse_error_response};
 use wsp_protocol::{parse_payload, Id, Incoming, Payload, Request, Response};
 
 use crate::codec::Frame;
-use answers::{Answers, Element};
+use answers::{Answers, Element, ENCODE_AHEAD};
 
 /// Room for messages of a payload kept from one payload to the next.
 const KEPT_MESSAGES: usize = 64;
@@ -219,7 +220,15 @@ where
     fn reads_on(&self) -> bool {
         self.parked.is_none()
             && self.answers.pending() < self.options.max_pending
+            && !self.backlogged()
             && self.input.as_ref().is_some_and(FrameSource::has_buffered)
+    }
+
+    /// Whether the client is not taking its answers: the output is blocked with
+    /// [`ENCODE_AHEAD`] bytes of them or more waiting. Reading then pauses, so a client that
+    /// sends and never reads holds that much of its answers, not `max_pending` of them.
+    fn backlogged(&self) -> bool {
+        self.output_blocked && self.answers.ready_reaches(ENCODE_AHEAD)
     }
 
     /// Moves every ready answer into the output while it takes more.
@@ -313,7 +322,7 @@ where
                 }
                 progressed = true;
             }
-            if self.answers.pending() >= self.options.max_pending {
+            if self.answers.pending() >= self.options.max_pending || self.backlogged() {
                 return progressed;
             }
             if let Some(frame) = self.held.pop() {
@@ -326,8 +335,8 @@ where
             };
             // Answer first when nothing more is buffered (or enough is ready) and the output
             // takes it: a lone request is answered without waiting for another read. A blocked
-            // output doesn't stop reading (the pending bound does), so EOF and `exit` are still
-            // seen.
+            // output doesn't stop reading until a backlog of answers waits (or the pending
+            // bound is reached), so EOF and `exit` are still seen.
             let worth_writing =
                 !input.has_buffered() || self.answers.ready_reaches(self.options.flush_bytes);
             if self.answers.has_ready() && worth_writing && !self.output_blocked {

@@ -119,8 +119,11 @@ impl Peer {
     }
 
     pub(crate) async fn send(&mut self, message: &Value) {
-        let bytes = frame(&message.to_string());
-        self.writer.write_all(&bytes).await.expect("write");
+        self.try_send(message).await.expect("write");
+    }
+
+    pub(crate) async fn try_send(&mut self, message: &Value) -> std::io::Result<()> {
+        self.writer.write_all(&frame(&message.to_string())).await
     }
 
     /// The next message, or `None` once the server closed the connection.
@@ -135,7 +138,7 @@ impl Peer {
         }
     }
 
-    async fn recv(&mut self) -> Value {
+    pub(crate) async fn recv(&mut self) -> Value {
         self.next().await.expect("the connection is open")
     }
 
@@ -156,6 +159,12 @@ impl Peer {
             }
             notifications.push(message);
         }
+    }
+
+    /// Sends request `id` and returns its answer, skipping the notifications before it.
+    pub(crate) async fn call(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(&request(id, method, params)).await;
+        self.answer(id).await.0
     }
 
     /// The next `environment/changed` notification's params, skipping other messages.

@@ -113,7 +113,10 @@ pub(crate) async fn start_at(
     }
 }
 
-async fn connect(port: u16, token: Option<&str>) -> Result<WebSocketStream<TcpStream>, WsError> {
+pub(crate) async fn connect(
+    port: u16,
+    token: Option<&str>,
+) -> Result<WebSocketStream<TcpStream>, WsError> {
     let mut request = format!("ws://127.0.0.1:{port}/")
         .into_client_request()
         .expect("request");
@@ -127,7 +130,7 @@ async fn connect(port: u16, token: Option<&str>) -> Result<WebSocketStream<TcpSt
         .map(|(socket, _)| socket)
 }
 
-async fn next(socket: &mut WebSocketStream<TcpStream>) -> Value {
+pub(crate) async fn next(socket: &mut WebSocketStream<TcpStream>) -> Value {
     loop {
         let message = tokio::time::timeout(PATIENCE, socket.next())
             .await
@@ -140,7 +143,7 @@ async fn next(socket: &mut WebSocketStream<TcpStream>) -> Value {
     }
 }
 
-async fn send(socket: &mut WebSocketStream<TcpStream>, message: Value) {
+pub(crate) async fn send(socket: &mut WebSocketStream<TcpStream>, message: Value) {
     socket
         .send(Message::text(message.to_string()))
         .await

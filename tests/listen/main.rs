@@ -1,6 +1,7 @@
 //! Listening for many clients over the real binary: Unix sockets (permissions, peer uids,
 //! limits, SIGTERM) and WebSocket (tokens, origins, hosts), one session per connection and
-//! environment/changed to all of them.
+//! environment/changed to all of them; connections kept apart (a flooder, a shutdown, a full
+//! limit, a closed connection's executes) and a server killed with SIGKILL.
 
 #[path = "../install_support/mod.rs"]
 mod install_support;
@@ -9,6 +10,7 @@ mod support;
 
 mod connect_commands;
 mod isolation;
+mod isolation_sessions;
 mod listen;
 mod listen_crash;
 mod listen_websocket;

@@ -162,19 +162,7 @@ impl Server {
 
     /// The server's peak resident memory so far, in MiB.
     pub fn peak_rss_mib(&self) -> f64 {
-        let pid = self.child.id().expect("the server runs");
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("its status");
-        let line = status
-            .lines()
-            .find(|line| line.starts_with("VmHWM:"))
-            .expect("a VmHWM line");
-        let kib: f64 = line["VmHWM:".len()..]
-            .trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse()
-            .expect("a number of kB");
-        kib / 1024.0
+        memory_mib(self.child.id().expect("the server runs"), "VmHWM")
     }
 
     /// Closes stdin (EOF).
@@ -264,8 +252,61 @@ pub fn is_running(pid: i32) -> bool {
     }
 }
 
-/// Waits (bounded) until `pid` is gone; fails naming `what` if it outlives the bound. Woken by
-/// the process's exit (its pidfd becomes readable), not by polling.
+/// A memory figure of process `pid` from `/proc/<pid>/status` (`VmRSS`, `VmHWM`, ...), in MiB.
+pub fn memory_mib(pid: u32, field: &str) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("its status");
+    let line = status
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .unwrap_or_else(|| panic!("a {field} line"));
+    let kib: f64 = line
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .expect("a number of kB");
+    kib / 1024.0
+}
+
+/// A process watched through a pidfd, opened while it runs: once open, a pid reused by
+/// another process is not mistaken for it.
+pub struct Watched {
+    pid: i32,
+    pidfd: std::os::fd::OwnedFd,
+}
+
+impl Watched {
+    /// Starts watching `pid`, which must be a live (not zombie) process.
+    pub fn new(pid: i32) -> Watched {
+        let raw = rustix::process::Pid::from_raw(pid).expect("a pid");
+        let pidfd = rustix::process::pidfd_open(raw, rustix::process::PidfdFlags::empty())
+            .unwrap_or_else(|error| panic!("process {pid} is not there to watch: {error}"));
+        assert!(is_running(pid), "process {pid} already ended");
+        Watched { pid, pidfd }
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Waits until the process has ended (its pidfd turns readable: an event, not a poll
+    /// loop); fails naming `what` if it still runs after `within`.
+    pub async fn assert_ends(&self, within: Duration, what: &str) {
+        let pidfd = self.pidfd.try_clone().expect("a copy of the pidfd");
+        let waiting = tokio::task::spawn_blocking(move || {
+            let mut watched = [rustix::event::PollFd::new(
+                &pidfd,
+                rustix::event::PollFlags::IN,
+            )];
+            let timeout = rustix::event::Timespec::try_from(within).expect("a timeout");
+            rustix::event::poll(&mut watched, Some(&timeout))
+        });
+        let ready = waiting.await.expect("the waiting task").expect("poll");
+        assert_eq!(ready, 1, "{what} {} still runs after {within:?}", self.pid);
+    }
+}
+
+/// Waits (bounded) until `pid` is gone; fails naming `what` if it outlives the bound.
 pub async fn assert_gone(pid: i32, what: &str) {
     let Some(process) = rustix::process::Pid::from_raw(pid) else {
         panic!("{what}: {pid} is not a pid");

@@ -10,6 +10,9 @@
 //! lives in the server's leaf). A server that exits in order stops its guardian first, since a
 //! cgroup with a process in it can't be removed.
 //!
+//! The guardian is forked as the server starts, while its memory is small: the pages it shares
+//! with the server stay with it as the server changes them.
+//!
 //! Everything here after `fork` runs in a copy of a multithreaded process: only
 //! async-signal-safe calls, no allocation.
 
@@ -73,11 +76,17 @@ impl Guardian {
 }
 
 /// The guardian's life: waits until the lifeline hangs up, then kills the subtree.
+///
+/// # Safety
+/// Call only in a freshly forked child, with `lifeline` the read end of the server's lifeline
+/// and `kill` the subtree's open `cgroup.kill`; it never returns.
 unsafe fn watch(lifeline: libc::c_int, kill: libc::c_int) -> ! {
     shed_inheritance([lifeline, kill]);
-    // A terminal's ^C or hang-up is for the server, which then stops the guardian itself.
-    libc::signal(libc::SIGINT, libc::SIG_IGN);
-    libc::signal(libc::SIGHUP, libc::SIG_IGN);
+    // A terminal's ^C or hang-up, and a SIGTERM sent to the whole process group or cgroup, are
+    // for the server: it drains, then stops the guardian itself. Until then it guards.
+    for signal in [libc::SIGINT, libc::SIGHUP, libc::SIGTERM] {
+        libc::signal(signal, libc::SIG_IGN);
+    }
     libc::prctl(libc::PR_SET_NAME, NAME.as_ptr() as libc::c_ulong, 0, 0, 0);
     loop {
         let mut watched = libc::pollfd {
@@ -85,14 +94,20 @@ unsafe fn watch(lifeline: libc::c_int, kill: libc::c_int) -> ! {
             events: libc::POLLIN,
             revents: 0,
         };
-        let polled = libc::poll(&mut watched, 1, -1);
-        if polled == -1 && *libc::__errno_location() == libc::EINTR {
-            continue;
+        if libc::poll(&mut watched, 1, -1) == -1 {
+            if *libc::__errno_location() == libc::EINTR {
+                continue;
+            }
+            // Watching cannot go on; the server may well be alive, so nothing is killed.
+            libc::_exit(1)
         }
-        // Nothing is ever written to the lifeline: any wake-up but EINTR is its hang-up (or a
-        // poll that cannot go on, after which nobody would be watching anyway).
-        break;
+        // Nothing is ever written to the lifeline: a wake-up is its hang-up (POLLHUP, with
+        // POLLIN for the end of file).
+        if watched.revents & (libc::POLLHUP | libc::POLLIN | libc::POLLERR) != 0 {
+            break;
+        }
     }
+    // Kills every process of every command, and this one (it lives in the server's leaf).
     libc::write(kill, b"1".as_ptr().cast(), 1);
     libc::_exit(0)
 }

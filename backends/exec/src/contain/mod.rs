@@ -7,8 +7,9 @@
 //!    start kills and removes what dead servers left) and joined by the child before it
 //!    execs. `cgroup.kill` kills every process in it, `setsid` daemons included, and
 //!    `cgroup.events` tells when it is empty; a process the command moved into the server's
-//!    own cgroup is killed when the command ends (module `escapees`). Needs a writable cgroup
-//!    v2 hierarchy (root, or a delegated subtree).
+//!    own cgroup is killed when the command ends (module `escapees`). Should the server die
+//!    without cleaning up (`SIGKILL`), its guardian kills the whole subtree at once (module
+//!    `guardian`). Needs a writable cgroup v2 hierarchy (root, or a delegated subtree).
 //! 2. [`ContainmentMode::PidNamespace`]: a PID namespace of its own per command (inside a user
 //!    namespace when this process is not privileged). A small init that wsp forks in the
 //!    namespace runs the command as its only child; when the command exits, or the init is
