@@ -152,24 +152,6 @@ async fn a_killed_cgroup_servers_commands_are_killed_by_its_guardian_at_once() {
     assert_gone(sleeper, "a command of the killed server").await;
 }
 
-/// The server's guardian process (a child of the server named `wsp-guardian`).
-fn guardian_of(server: u32) -> Option<i32> {
-    let tasks = std::fs::read_dir(format!("/proc/{server}/task")).ok()?;
-    tasks
-        .flatten()
-        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
-        .flat_map(|children| {
-            children
-                .split_whitespace()
-                .filter_map(|pid| pid.parse::<i32>().ok())
-                .collect::<Vec<_>>()
-        })
-        .find(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                .is_ok_and(|name| name.trim() == "wsp-guardian")
-        })
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_next_server_kills_what_a_server_and_its_guardian_left() {
     if !is_root() {
