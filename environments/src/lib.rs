@@ -148,7 +148,7 @@ impl Environments {
 
     /// Admits a `cwd` inside any of `dirs` (absolute) for an execute that is not sandboxed,
     /// besides the environment's root (`wsp serve --allow-cwd`); `initialize` lists them as
-    /// `allowed_cwds`.
+    /// `allowed_cwd_roots`.
     pub fn with_allowed_cwds(self, dirs: Vec<std::path::PathBuf>) -> Self {
         self.rebuilt(|inner| inner.allowed_cwds = Arc::from(dirs))
     }
@@ -314,10 +314,8 @@ impl MethodGroup for Environments {
             .set("process_limit", wsp_exec::process_limit().as_str())
             .set("backend", self.inner.backends.default_name())
             .set("backends", self.inner.backends.names().collect::<Vec<_>>())
-            .add_features(self.features());
-        if !self.inner.allowed_cwds.is_empty() {
-            facts.set("allowed_cwds", &*self.inner.allowed_cwds);
-        }
+            .add_features(self.features())
+            .set("allowed_cwd_roots", &*self.inner.allowed_cwds);
     }
 
     fn start(&self) {

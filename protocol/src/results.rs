@@ -140,9 +140,9 @@ pub struct Capabilities {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backends: Option<Vec<String>>,
     /// Directories besides an environment's root where an unsandboxed `environment/execute`
-    /// may run (`cwd` inside one of them; `wsp serve --allow-cwd`). Absent: none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allowed_cwds: Option<Vec<String>>,
+    /// may run (`cwd` inside one of them; `wsp serve --allow-cwd`); empty by default.
+    #[serde(default)]
+    pub allowed_cwd_roots: Vec<String>,
     /// The extensions beyond WSP 0.1.0 this server supports, sorted ascending, each once:
     /// among `environment/install`, `execute.stream`, `execute.stdin`, `execute.timeout`,
     /// `execute.limits`, `execute.sandbox`, `progress`, `environment.changed` and

@@ -60,7 +60,7 @@ pub struct ServeArgs {
     pub sandbox: bool,
     /// Admit an unsandboxed execute's `cwd` inside DIR too, besides the environment's root, as
     /// `uv run` runs where it is started; repeatable (a relative DIR is taken from the current
-    /// directory). `initialize` lists them as `allowed_cwds`.
+    /// directory). `initialize` lists them as `allowed_cwd_roots`.
     #[arg(long, value_name = "DIR", value_parser = parse_allowed_dir)]
     pub allow_cwd: Vec<PathBuf>,
     /// A directory or URL every install looks in for packages, before the request's own;

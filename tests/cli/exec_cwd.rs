@@ -60,7 +60,8 @@ async fn a_server_admits_an_outside_cwd_only_in_its_allowed_directories_and_unsa
     let state = temp.path().join("state");
 
     let mut strict = Server::start_in(&state, &[]);
-    strict.initialize().await;
+    let initialized = strict.initialize().await;
+    assert_eq!(initialized["result"]["allowed_cwd_roots"], json!([]));
     let created = strict
         .call(
             1,
@@ -83,7 +84,7 @@ async fn a_server_admits_an_outside_cwd_only_in_its_allowed_directories_and_unsa
     let mut admitting = Server::start_in(&state, &["--allow-cwd", allowed.to_str().unwrap()]);
     let initialized = admitting.initialize().await;
     assert_eq!(
-        initialized["result"]["allowed_cwds"],
+        initialized["result"]["allowed_cwd_roots"],
         json!([allowed.display().to_string()])
     );
     let ran = admitting
