@@ -6,24 +6,9 @@ use std::path::{Path, PathBuf};
 
 use crate::support::{error_code, Server};
 use serde_json::{json, Value};
+use wsp_testing::FORK_60;
 
 const MODE_VAR: &str = "WSP_TEST_CONTAINMENT";
-
-/// Forks up to 60 children that each wait a second, and prints how many forks succeeded.
-const FORK_60: &str = "
-import os, time
-forked = 0
-for _ in range(60):
-    try:
-        pid = os.fork()
-    except OSError:
-        break
-    if pid == 0:
-        time.sleep(1)
-        os._exit(0)
-    forked += 1
-print(forked)
-";
 
 fn is_root() -> bool {
     rustix::process::geteuid().is_root()
