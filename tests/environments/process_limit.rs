@@ -18,15 +18,8 @@ fn is_root() -> bool {
 async fn prepare(server: &mut Server) -> (Option<String>, Value) {
     let init = server.initialize().await;
     let how = init["result"]["process_limit"].as_str().map(str::to_owned);
-    let created = server
-        .call(
-            1,
-            "environment/create",
-            json!({"name": "forks", "python_version": "3.12"}),
-        )
-        .await;
-    assert!(created.get("result").is_some(), "{created}");
-    (how, created["result"].clone())
+    let env = server.create_environment(1, "forks").await;
+    (how, env)
 }
 
 async fn fork_60(server: &mut Server, id: i64, env: &Value, processes: Option<u64>) -> Value {

@@ -151,6 +151,20 @@ impl Server {
         response
     }
 
+    /// Creates the environment `name` on Python 3.12 as request `id`, asserting that it was
+    /// created; returns its record (the result).
+    pub async fn create_environment(&mut self, id: i64, name: &str) -> Value {
+        let created = self
+            .call(
+                id,
+                "environment/create",
+                json!({"name": name, "python_version": "3.12"}),
+            )
+            .await;
+        assert!(created.get("result").is_some(), "{created}");
+        created["result"].clone()
+    }
+
     /// The next frame's payload, as the bytes the server wrote.
     pub async fn recv_text(&mut self) -> String {
         let next = tokio::time::timeout(PATIENCE, self.stdout.next())

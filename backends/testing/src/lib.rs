@@ -1,8 +1,9 @@
 //! Test fixtures for WSP's own tests, built on the fly with no network: Python distributions
 //! (wheels, sdists and a simple index over them) and, with the `conda` feature, local conda
 //! channels (the `conda` module), the panicking forms of the framework's client
-//! ([`ClientExt`]), and executable files written safely ([`write_executable`]). A
-//! dev-dependency only: nothing here ships in a production crate.
+//! ([`ClientExt`]), executable files written safely ([`write_executable`]), and small file
+//! systems to fill up ([`small_fs`]). A dev-dependency only: nothing here ships in a
+//! production crate.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -11,6 +12,7 @@ mod client;
 pub mod conda;
 mod distributions;
 mod programs;
+pub mod small_fs;
 
 pub use client::{code, ClientExt};
 pub use distributions::*;
