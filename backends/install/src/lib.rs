@@ -17,6 +17,7 @@
 
 mod command;
 mod confine;
+mod helper;
 mod lock;
 mod output;
 mod python;
@@ -32,6 +33,7 @@ use wsp_exec::Activation;
 
 pub use command::{find_uv, Installer};
 pub use confine::{install_sandbox, uninstall_sandbox};
+pub use helper::captured_output;
 pub use lock::INSTALL_LOCK_FILE;
 pub use output::MAX_DETAIL_BYTES;
 pub use python::{resolve_python, PythonDownloads};
