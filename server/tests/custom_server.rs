@@ -66,6 +66,12 @@ impl Client {
             other => panic!("{other:?}"),
         }
     }
+
+    /// Sends `initialize` as request 1; returns the response.
+    async fn initialize(&mut self) -> Value {
+        let params = json!({"client_name": "t", "client_protocol_version": "0.1.0"});
+        self.call(1, "initialize", params).await
+    }
 }
 
 fn connect(server: wsp_server::Server) -> (Client, tokio::task::JoinHandle<i32>) {
@@ -85,13 +91,7 @@ async fn a_custom_method_is_listed_and_callable() {
     let server = server();
     assert!(server.methods().contains(&"custom/echo".to_owned()));
     let (mut client, _running) = connect(server);
-    let init = client
-        .call(
-            1,
-            "initialize",
-            json!({"client_name": "t", "client_protocol_version": "0.1.0"}),
-        )
-        .await;
+    let init = client.initialize().await;
     assert_eq!(
         init["result"]["methods"],
         json!([
@@ -111,13 +111,7 @@ async fn a_custom_method_is_listed_and_callable() {
 #[tokio::test]
 async fn a_panicking_handler_answers_32603_and_the_server_goes_on() {
     let (mut client, _running) = connect(server());
-    client
-        .call(
-            1,
-            "initialize",
-            json!({"client_name": "t", "client_protocol_version": "0.1.0"}),
-        )
-        .await;
+    client.initialize().await;
     let response = client.call(2, "custom/panic", json!(null)).await;
     assert_eq!(response["error"]["code"], -32603, "{response}");
     let response = client
@@ -129,13 +123,7 @@ async fn a_panicking_handler_answers_32603_and_the_server_goes_on() {
 #[tokio::test]
 async fn eof_drain_cancels_what_outlives_the_deadline_and_returns_0() {
     let (mut client, running) = connect(server());
-    client
-        .call(
-            1,
-            "initialize",
-            json!({"client_name": "t", "client_protocol_version": "0.1.0"}),
-        )
-        .await;
+    client.initialize().await;
     let message = json!({"jsonrpc": "2.0", "id": 2, "method": "custom/sleep"});
     client.to_server.send(message.to_string()).await.unwrap();
     SinkExt::<String>::close(&mut client.to_server)
@@ -177,13 +165,7 @@ async fn facts_a_tool_author_sets_are_kept_over_the_framework_and_its_groups() {
         .fact("x_tool", json!({"answer": 42}))
         .build();
     let (mut client, _running) = connect(server);
-    let init = client
-        .call(
-            1,
-            "initialize",
-            json!({"client_name": "t", "client_protocol_version": "0.1.0"}),
-        )
-        .await;
+    let init = client.initialize().await;
     assert_eq!(init["result"]["backend"], "author's", "{init}");
     assert_eq!(init["result"]["x_tool"]["answer"], 42, "{init}");
     assert_eq!(
@@ -205,12 +187,6 @@ async fn an_initialize_the_tool_author_binds_is_the_one_answered() {
         )
         .build();
     let (mut client, _running) = connect(server);
-    let init = client
-        .call(
-            1,
-            "initialize",
-            json!({"client_name": "t", "client_protocol_version": "0.1.0"}),
-        )
-        .await;
+    let init = client.initialize().await;
     assert_eq!(init["result"], json!({"mine": true}), "{init}");
 }

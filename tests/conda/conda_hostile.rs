@@ -86,6 +86,16 @@ impl Conda {
         assert_eq!(ran["exit_code"], 0, "{ran}");
     }
 
+    /// Replaces the environment's `share` directory, from inside the sandbox, with a symlink to
+    /// the directory outside the prefixes.
+    async fn plant_share_symlink(&mut self, env: &Value) {
+        let code = format!(
+            "import os, sys\nos.symlink({:?}, os.path.join(sys.prefix, 'share'))\n",
+            self.outside().display().to_string()
+        );
+        self.sandboxed_python(env, &code).await;
+    }
+
     async fn installed(&mut self, env: &Value) -> Vec<(String, String)> {
         let details = self.ok("environment/get", json!({"id": env})).await;
         let packages = details["installed_packages"].as_array().expect("packages");
@@ -130,6 +140,11 @@ fn plant_record(name: &str, paths: &[&str]) -> String {
     )
 }
 
+/// The parameters of an install or uninstall of `package` in `env`.
+fn packages(env: &Value, package: &str) -> Value {
+    json!({"id": env, "packages": [package]})
+}
+
 /// `target` relative to `prefix`, climbing out with `..` as far as needed.
 fn climbing(prefix: &Path, target: &Path) -> String {
     let depth = prefix.components().count() - 1;
@@ -151,10 +166,7 @@ async fn a_planted_record_cannot_make_an_uninstall_delete_outside_the_prefix() {
             .sandboxed_python(&env, &plant_record("evil", &[path]))
             .await;
         let response = conda
-            .call(
-                "environment/uninstall",
-                json!({"id": env, "packages": ["evil"]}),
-            )
+            .call("environment/uninstall", packages(&env, "evil"))
             .await;
         assert!(
             climbed.exists(),
@@ -176,36 +188,22 @@ async fn a_planted_record_cannot_make_an_uninstall_delete_outside_the_prefix() {
     // environment works as before.
     std::fs::remove_file(prefix.join("conda-meta/evil-1.0-0.json")).unwrap();
     conda
-        .ok(
-            "environment/install",
-            json!({"id": env, "packages": ["wsp-alpha"]}),
-        )
+        .ok("environment/install", packages(&env, "wsp-alpha"))
         .await;
     conda
-        .ok(
-            "environment/uninstall",
-            json!({"id": env, "packages": ["wsp-alpha"]}),
-        )
+        .ok("environment/uninstall", packages(&env, "wsp-alpha"))
         .await;
 
     // A record with plain paths, under a directory the command replaced with a symlink to an
     // outside one.
     let (env, prefix) = conda.create("through").await;
     let through = conda.victim("through");
-    let outside = conda.outside();
-    let code = format!(
-        "import os, sys\nos.symlink({:?}, os.path.join(sys.prefix, 'share'))\n",
-        outside.display().to_string()
-    );
-    conda.sandboxed_python(&env, &code).await;
+    conda.plant_share_symlink(&env).await;
     conda
         .sandboxed_python(&env, &plant_record("evil", &["share/through"]))
         .await;
     let response = conda
-        .call(
-            "environment/uninstall",
-            json!({"id": env, "packages": ["evil"]}),
-        )
+        .call("environment/uninstall", packages(&env, "evil"))
         .await;
     assert_install_failed(&response);
     assert!(
@@ -229,10 +227,7 @@ async fn a_package_with_an_absolute_path_fails_its_install_and_the_server_serves
     let (env, _) = conda.create("absolute").await;
     let before = conda.installed(&env).await;
     let response = conda
-        .call(
-            "environment/install",
-            json!({"id": env, "packages": ["wsp-absolute"]}),
-        )
+        .call("environment/install", packages(&env, "wsp-absolute"))
         .await;
     assert_install_failed(&response);
     assert!(!target.exists());
@@ -253,10 +248,7 @@ async fn a_package_that_ships_files_into_conda_meta_is_refused_and_changes_nothi
     let mut conda = Conda::start(&[alpha, clobber]).await;
     let (env, prefix) = conda.create("clobber").await;
     conda
-        .ok(
-            "environment/install",
-            json!({"id": env, "packages": ["wsp-alpha"]}),
-        )
+        .ok("environment/install", packages(&env, "wsp-alpha"))
         .await;
     let before = conda.installed(&env).await;
     assert!(
@@ -266,20 +258,14 @@ async fn a_package_that_ships_files_into_conda_meta_is_refused_and_changes_nothi
     let record = prefix.join("conda-meta/wsp-alpha-1.0-0.json");
     let record_before = std::fs::read(&record).unwrap();
     let response = conda
-        .call(
-            "environment/install",
-            json!({"id": env, "packages": ["wsp-clobber"]}),
-        )
+        .call("environment/install", packages(&env, "wsp-clobber"))
         .await;
     assert_install_failed(&response);
     assert_eq!(conda.installed(&env).await, before);
     assert_eq!(std::fs::read(&record).unwrap(), record_before);
     // And the environment still installs.
     conda
-        .ok(
-            "environment/uninstall",
-            json!({"id": env, "packages": ["wsp-alpha"]}),
-        )
+        .ok("environment/uninstall", packages(&env, "wsp-alpha"))
         .await;
     conda.server.finish().await;
 }
@@ -290,17 +276,10 @@ async fn a_package_is_not_linked_through_a_symlink_planted_in_the_prefix() {
     let mut conda = Conda::start(&[package]).await;
     let (env, _) = conda.create("linked").await;
     let outside = conda.outside();
-    let code = format!(
-        "import os, sys\nos.symlink({:?}, os.path.join(sys.prefix, 'share'))\n",
-        outside.display().to_string()
-    );
-    conda.sandboxed_python(&env, &code).await;
+    conda.plant_share_symlink(&env).await;
     let before = conda.installed(&env).await;
     let response = conda
-        .call(
-            "environment/install",
-            json!({"id": env, "packages": ["wsp-share"]}),
-        )
+        .call("environment/install", packages(&env, "wsp-share"))
         .await;
     assert_install_failed(&response);
     assert!(

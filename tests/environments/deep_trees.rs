@@ -63,18 +63,6 @@ impl Drop for Scratch {
     }
 }
 
-async fn create(server: &mut Server, id: i64, name: &str) -> Value {
-    let response = server
-        .call(
-            id,
-            "environment/create",
-            json!({"name": name, "python_version": "3.12"}),
-        )
-        .await;
-    assert!(response.get("result").is_some(), "{response}");
-    response["result"].clone()
-}
-
 /// Runs the chain maker in `env` on `top`, unsandboxed.
 async fn make_chain(server: &mut Server, id: i64, env: &Value, top: &Path) -> Value {
     let response = server
@@ -116,7 +104,7 @@ async fn deleting_an_environment_with_a_deep_tree_keeps_the_server_serving() {
     let state = temp.path().join("state");
     let mut server = Server::start_in(&state, &[]);
     server.initialize().await;
-    let env = create(&mut server, 1, "deep").await;
+    let env = server.create_environment(1, "deep").await;
     let root = PathBuf::from(env["extra"]["path"].as_str().expect("path"));
     make_chain(&mut server, 2, &env, &root.join("chain")).await;
 
@@ -127,7 +115,7 @@ async fn deleting_an_environment_with_a_deep_tree_keeps_the_server_serving() {
     assert!(!root.exists(), "the root went to the trash");
 
     // A create sweeps the trash, waiting for this process's background deletion first.
-    let next = create(&mut server, 4, "after").await;
+    let next = server.create_environment(4, "after").await;
     assert_eq!(
         entries(&state.join("trash")),
         Vec::<PathBuf>::new(),
@@ -145,7 +133,7 @@ async fn a_deep_tree_in_the_trash_is_swept_by_the_next_server() {
     let state = temp.path().join("state");
     let mut server = Server::start_in(&state, &[]);
     server.initialize().await;
-    let env = create(&mut server, 1, "deep").await;
+    let env = server.create_environment(1, "deep").await;
     // Planted straight in the trash, as a server killed during the deletion leaves it.
     let trash = state.join("trash");
     let entry = trash.join(format!(
@@ -159,9 +147,9 @@ async fn a_deep_tree_in_the_trash_is_swept_by_the_next_server() {
 
     let mut server = Server::start_in(&state, &[]);
     server.initialize().await;
-    create(&mut server, 1, "sweeper").await;
+    server.create_environment(1, "sweeper").await;
     assert_eq!(entries(&trash), Vec::<PathBuf>::new(), "swept");
-    let second = create(&mut server, 2, "still serving").await;
+    let second = server.create_environment(2, "still serving").await;
     assert!(second["id"].is_string());
     let (code, log) = server.finish().await;
     assert_eq!(code, 0, "{log}");
@@ -180,7 +168,7 @@ async fn a_deep_sandbox_tmpdir_is_removed_and_the_server_goes_on() {
         init["result"]["sandbox_availability"], "available",
         "this test needs the sandbox: {init}"
     );
-    let env = create(&mut server, 1, "deep-tmp").await;
+    let env = server.create_environment(1, "deep-tmp").await;
     let root = PathBuf::from(env["extra"]["path"].as_str().expect("path"));
     let (told, go) = (root.join("told"), root.join("go"));
     for fifo in [&told, &go] {

@@ -53,19 +53,10 @@ async fn a_cancelled_delete_waiting_on_another_servers_execute_changes_nothing()
     let state = temp.path().join("state");
     let mut a = Server::start_in(&state, &[]);
     a.initialize().await;
-    let created = a
-        .call(
-            1,
-            "environment/create",
-            json!({"name": "shared", "python_version": "3.12"}),
-        )
-        .await;
-    let id = created["result"]["id"].clone();
+    let created = a.create_environment(1, "shared").await;
+    let id = created["id"].clone();
     let id_text = id.as_str().unwrap().to_owned();
-    let interpreter = created["result"]["interpreter_path"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let interpreter = created["interpreter_path"].as_str().unwrap().to_owned();
     let sleeper = start_sleeper(&mut a, 2, &id, temp.path()).await;
 
     let mut b = Server::start_in(&state, &[]);

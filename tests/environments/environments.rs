@@ -106,14 +106,7 @@ async fn two_servers_share_one_state_directory() {
     let mut b = Server::start_in(&state, &[]);
     a.initialize().await;
     b.initialize().await;
-    let created = a
-        .call(
-            1,
-            "environment/create",
-            json!({"name": "shared", "python_version": "3.12"}),
-        )
-        .await;
-    let id = created["result"]["id"].clone();
+    let id = a.create_environment(1, "shared").await["id"].clone();
     let seen = b.call(1, "environment/get", json!({"id": id})).await;
     assert_eq!(seen["result"]["name"], "shared", "{seen}");
     let conflict = b

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::{assert_gone, is_running, Server};
+use crate::support::{assert_gone, is_running, read_pid, request, Server};
 use serde_json::{json, Value};
 
 const MODE_VAR: &str = "WSP_TEST_CONTAINMENT";
@@ -23,15 +23,8 @@ fn is_root() -> bool {
 async fn start(state: &Path, mode: &str) -> (Server, Value) {
     let mut server = Server::start_with_env(state, &[], &[(MODE_VAR, mode)]);
     server.initialize().await;
-    let created = server
-        .call(
-            1,
-            "environment/create",
-            json!({"name": "survivors", "python_version": "3.12"}),
-        )
-        .await;
-    assert!(created.get("result").is_some(), "{created}");
-    (server, created["result"].clone())
+    let env = server.create_environment(1, "survivors").await;
+    (server, env)
 }
 
 fn mkfifo(path: &Path) {
@@ -54,8 +47,15 @@ async fn read_line(fifo: PathBuf) -> String {
     text.trim().to_owned()
 }
 
-async fn read_pid(fifo: PathBuf) -> i32 {
-    read_line(fifo).await.parse().expect("a pid")
+/// Sends, as request 2, `script` to run with `sh -c` in `env`; the answer is left to read.
+async fn send_sh(server: &mut Server, env: &Value, script: &str) {
+    server
+        .send(&request(
+            2,
+            "environment/execute",
+            json!({"id": env["id"], "argv": ["sh", "-c", script]}),
+        ))
+        .await;
 }
 
 /// Starts, as request 2, a command whose background `sleep` runs until killed; returns the
@@ -68,13 +68,7 @@ async fn start_sleeper(server: &mut Server, env: &Value, scratch: &Path) -> i32 
         "sh -c 'read stat < /proc/self/stat; echo \"${{stat%% *}}\" > {}; exec sleep 300' & wait",
         fifo.display()
     );
-    server
-        .send(&crate::support::request(
-            2,
-            "environment/execute",
-            json!({"id": env["id"], "argv": ["sh", "-c", script]}),
-        ))
-        .await;
+    send_sh(server, env, &script).await;
     read_pid(fifo).await
 }
 
@@ -217,13 +211,7 @@ async fn escape_into(target: &str, cancel: bool) -> (Value, Option<i32>) {
          else kill $child; echo refused > {0}; exit 7; fi{then}",
         fifo.display()
     );
-    server
-        .send(&crate::support::request(
-            2,
-            "environment/execute",
-            json!({"id": env["id"], "argv": ["sh", "-c", script]}),
-        ))
-        .await;
+    send_sh(&mut server, &env, &script).await;
     let escapee = read_line(fifo).await.parse().ok();
     if cancel {
         server

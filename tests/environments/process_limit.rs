@@ -6,24 +6,9 @@ use std::path::{Path, PathBuf};
 
 use crate::support::{error_code, Server};
 use serde_json::{json, Value};
+use wsp_testing::FORK_60;
 
 const MODE_VAR: &str = "WSP_TEST_CONTAINMENT";
-
-/// Forks up to 60 children that each wait a second, and prints how many forks succeeded.
-const FORK_60: &str = "
-import os, time
-forked = 0
-for _ in range(60):
-    try:
-        pid = os.fork()
-    except OSError:
-        break
-    if pid == 0:
-        time.sleep(1)
-        os._exit(0)
-    forked += 1
-print(forked)
-";
 
 fn is_root() -> bool {
     rustix::process::geteuid().is_root()
@@ -33,15 +18,8 @@ fn is_root() -> bool {
 async fn prepare(server: &mut Server) -> (Option<String>, Value) {
     let init = server.initialize().await;
     let how = init["result"]["process_limit"].as_str().map(str::to_owned);
-    let created = server
-        .call(
-            1,
-            "environment/create",
-            json!({"name": "forks", "python_version": "3.12"}),
-        )
-        .await;
-    assert!(created.get("result").is_some(), "{created}");
-    (how, created["result"].clone())
+    let env = server.create_environment(1, "forks").await;
+    (how, env)
 }
 
 async fn fork_60(server: &mut Server, id: i64, env: &Value, processes: Option<u64>) -> Value {

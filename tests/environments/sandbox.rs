@@ -9,18 +9,6 @@ use std::path::Path;
 use crate::support::{error_code, Server};
 use serde_json::{json, Value};
 
-async fn create(server: &mut Server, id: i64, name: &str) -> Value {
-    let response = server
-        .call(
-            id,
-            "environment/create",
-            json!({"name": name, "python_version": "3.12"}),
-        )
-        .await;
-    assert!(response.get("result").is_some(), "{response}");
-    response["result"].clone()
-}
-
 async fn execute(server: &mut Server, id: i64, params: Value) -> Value {
     server.call(id, "environment/execute", params).await
 }
@@ -76,7 +64,7 @@ async fn pip_installs_from_find_links_inside_the_sandbox() {
     build_wheel(links.path());
     let mut server = Server::start(&["--seed-pip"]);
     server.initialize().await;
-    let env = create(&mut server, 1, "pip").await;
+    let env = server.create_environment(1, "pip").await;
     let install = json!({"id": env["id"], "sandbox": true, "argv": [
         "python", "-m", "pip", "install", "--no-index", "--find-links",
         links.path().to_str().unwrap(), "wsp-sandbox-demo"]});
@@ -115,8 +103,8 @@ async fn another_environment_and_loopback_are_out_of_reach() {
     let port = listener.local_addr().unwrap().port();
     let mut server = Server::start(&[]);
     server.initialize().await;
-    let env = create(&mut server, 1, "one").await;
-    let other = create(&mut server, 2, "two").await;
+    let env = server.create_environment(1, "one").await;
+    let other = server.create_environment(2, "two").await;
     let other_cfg = format!("{}/pyvenv.cfg", other["extra"]["path"].as_str().unwrap());
     let connect =
         format!("import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5)");
@@ -160,7 +148,7 @@ async fn serve_sandbox_makes_it_the_default_and_an_explicit_false_wins() {
     for (flags, default_sandboxed) in [(&["--sandbox"][..], true), (&[][..], false)] {
         let mut server = Server::start(flags);
         server.initialize().await;
-        let env = create(&mut server, 1, "default").await;
+        let env = server.create_environment(1, "default").await;
         let by_default = execute(&mut server, 2, sh(&env, &write("default"))).await;
         let explicit_false = execute(
             &mut server,
@@ -206,7 +194,7 @@ async fn an_unavailable_sandbox_answers_31004_and_runs_nothing() {
     let reason = capabilities["sandbox_unavailable_reason"].as_str().unwrap();
     assert!(reason.contains("WSP_TEST_SANDBOX_UNAVAILABLE"), "{reason}");
 
-    let env = create(&mut server, 1, "unconfined").await;
+    let env = server.create_environment(1, "unconfined").await;
     let marker = temp.path().join("ran");
     let touch = format!(": > {}", marker.display());
     for (id, params) in [
@@ -251,7 +239,7 @@ async fn a_base_directory_planted_by_another_user_does_not_disable_the_sandbox()
     rustix::fs::chown(&planted, Some(nobody), None).unwrap();
     let mut server = Server::start(&[]);
     let capabilities = server.initialize().await["result"].clone();
-    let env = create(&mut server, 1, "planted").await;
+    let env = server.create_environment(1, "planted").await;
     let ran = execute(
         &mut server,
         2,
@@ -277,7 +265,7 @@ async fn a_base_directory_planted_by_another_user_does_not_disable_the_sandbox()
 async fn a_sandboxed_command_makes_no_setuid_or_setgid_file() {
     let mut server = Server::start(&[]);
     server.initialize().await;
-    let env = create(&mut server, 1, "setuid").await;
+    let env = server.create_environment(1, "setuid").await;
     let root = Path::new(env["extra"]["path"].as_str().unwrap()).to_path_buf();
     let create_04755 = "python -c \"import os, sys; os.close(os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY, 0o4755))\"";
     // Each attempt prints its exit status; the TMPDIR's files are gone after the run, so

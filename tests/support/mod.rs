@@ -11,6 +11,8 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio_util::codec::FramedRead;
 use wsp_server::codec::{Frame, FrameCodec};
+#[allow(unused_imports)] // Not every test binary that includes this module writes one.
+pub use wsp_testing::write_executable;
 
 /// How long a test waits for one response before failing (a bound, not a sleep).
 pub const PATIENCE: Duration = Duration::from_secs(60);
@@ -147,6 +149,20 @@ impl Server {
             "initialize failed: {response}"
         );
         response
+    }
+
+    /// Creates the environment `name` on Python 3.12 as request `id`, asserting that it was
+    /// created; returns its record (the result).
+    pub async fn create_environment(&mut self, id: i64, name: &str) -> Value {
+        let created = self
+            .call(
+                id,
+                "environment/create",
+                json!({"name": name, "python_version": "3.12"}),
+            )
+            .await;
+        assert!(created.get("result").is_some(), "{created}");
+        created["result"].clone()
     }
 
     /// The next frame's payload, as the bytes the server wrote.
@@ -340,24 +356,4 @@ pub fn venv_environments(state_dir: &Path) -> wsp_environments::Environments {
     let inventory = wsp_interpreters::Inventory::new(wsp_interpreters::InventoryConfig::from_env());
     let backend = wsp_backend_venv::VenvBackend::new(inventory, Default::default());
     wsp_environments::Environments::new(store, "venv", backend)
-}
-
-/// Writes an executable file that a test then runs.
-///
-/// Written by a child process: a descriptor open for writing in this process would be inherited
-/// by a command another test thread forks meanwhile, and until that command's exec closes it,
-/// running the file fails with `ETXTBSY` (renaming the file would not help: the inherited
-/// descriptor is on the same inode).
-pub fn write_executable(path: &Path, contents: &str) {
-    let mut writer = std::process::Command::new("sh")
-        .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
-        .arg(path)
-        .stdin(Stdio::piped())
-        .spawn()
-        .expect("sh runs");
-    let mut stdin = writer.stdin.take().expect("a pipe to sh");
-    std::io::Write::write_all(&mut stdin, contents.as_bytes()).expect("the file is written");
-    drop(stdin);
-    let status = writer.wait().expect("sh ends");
-    assert!(status.success(), "writing {}: {status}", path.display());
 }

@@ -21,6 +21,7 @@
 
 mod command;
 mod confine;
+mod helper;
 mod lock;
 mod output;
 mod pip_stub;
@@ -37,6 +38,7 @@ use wsp_exec::Activation;
 
 pub use command::{find_uv, Installer, PIP_RUNNER};
 pub use confine::{install_sandbox, uninstall_sandbox};
+pub use helper::captured_output;
 pub use lock::INSTALL_LOCK_FILE;
 pub use output::MAX_DETAIL_BYTES;
 pub use pip_stub::write_pip_stubs;

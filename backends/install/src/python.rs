@@ -9,9 +9,10 @@
 //! original "not available" one.
 
 use std::path::PathBuf;
-use std::process::Stdio;
 
 use wsp_backend::BackendError;
+
+use crate::captured_output;
 use wsp_interpreters::{InterpreterInfo, Inventory, VersionRequest};
 
 /// Installs Pythons that no locator finds with uv (`wsp serve --python-downloads`).
@@ -53,16 +54,13 @@ pub async fn resolve_python(
 
 /// `uv python install --no-config --no-bin <version>`; `Err` holds what uv said.
 async fn uv_python_install(uv: &std::path::Path, version: &str) -> Result<(), String> {
-    let output = tokio::process::Command::new(uv)
-        .args(["python", "install", "--no-config", "--no-bin", version])
-        .env("UV_PYTHON_DOWNLOADS", "automatic")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .output()
-        .await
-        .map_err(|e| format!("running {}: {e}", uv.display()))?;
+    let output = captured_output(
+        tokio::process::Command::new(uv)
+            .args(["python", "install", "--no-config", "--no-bin", version])
+            .env("UV_PYTHON_DOWNLOADS", "automatic"),
+    )
+    .await
+    .map_err(|e| format!("running {}: {e}", uv.display()))?;
     if output.status.success() {
         tracing::info!(version, "installed Python with uv");
         return Ok(());

@@ -184,13 +184,7 @@ async fn system_dirs_skip_shims_broken_links_and_other_names() {
     let tmp = tempfile::tempdir().unwrap();
     let shims = tmp.path().join("shims");
     let shim_ran = tmp.path().join("shim-ran");
-    write_script(
-        &shims.join("python3.12"),
-        &format!(
-            "#!/bin/sh\necho run >> '{}'\nexit 127\n",
-            shim_ran.display()
-        ),
-    );
+    marked_script(&shims.join("python3.12"), &shim_ran, "exit 127");
     let local = tmp.path().join("local-bin");
     fs::create_dir_all(&local).unwrap();
     symlink(tmp.path().join("gone/python3.12"), local.join("python3.12")).unwrap();
@@ -222,8 +216,7 @@ async fn a_custom_locator_is_used_by_resolve() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("opt");
-    fs::create_dir_all(&dir).unwrap();
-    symlink(&real, dir.join("python3.12")).unwrap();
+    link_into(&dir, "python3.12", &real);
     let locator = ListedDir::new("opt-pythons", &dir);
     let calls = locator.calls();
     let inventory = Inventory::new(InventoryConfig::default().with_locator(locator));
@@ -266,8 +259,7 @@ async fn unwatched_locators_are_asked_every_time_and_panics_are_contained() {
     let tmp = tempfile::tempdir().unwrap();
     let [watched, unwatched] = ["watched", "unwatched"].map(|name| tmp.path().join(name));
     for dir in [&watched, &unwatched] {
-        fs::create_dir_all(dir).unwrap();
-        symlink(&real, dir.join("python3.12")).unwrap();
+        link_into(dir, "python3.12", &real);
     }
     let watched = ListedDir::new("watched", &watched);
     let unwatched = ListedDir {

@@ -4,7 +4,6 @@
 mod interpreters_support;
 
 use std::fs;
-use std::os::unix::fs::symlink;
 use std::time::{Duration, Instant};
 
 use interpreters_support::*;
@@ -19,36 +18,21 @@ async fn failing_and_shim_entries_on_path_do_not_end_the_search() {
     // A shims directory whose shim would leave a marker and fail like the real trap does.
     let shims = tmp.path().join("shims");
     let shim_ran = tmp.path().join("shim-ran");
-    write_script(
-        &shims.join("python3.12"),
-        &format!(
-            "#!/bin/sh\necho run >> '{}'\nexit 127\n",
-            shim_ran.display()
-        ),
-    );
+    marked_script(&shims.join("python3.12"), &shim_ran, "exit 127");
     // A script elsewhere that mentions pyenv: also a shim.
     let pyenvish = tmp.path().join("pyenvish");
     let pyenvish_ran = tmp.path().join("pyenvish-ran");
-    write_script(
+    marked_script(
         &pyenvish.join("python3"),
-        &format!(
-            "#!/bin/sh\necho run >> '{}'\nexec pyenv exec python3 \"$@\"\n",
-            pyenvish_ran.display()
-        ),
+        &pyenvish_ran,
+        "exec pyenv exec python3 \"$@\"",
     );
     // Not a shim, but it fails exactly like one: it is tried and skipped.
     let failing = tmp.path().join("failing");
     let failing_ran = tmp.path().join("failing-ran");
-    write_script(
-        &failing.join("python3.12"),
-        &format!(
-            "#!/bin/sh\necho run >> '{}'\nexit 127\n",
-            failing_ran.display()
-        ),
-    );
+    marked_script(&failing.join("python3.12"), &failing_ran, "exit 127");
     let good = tmp.path().join("good");
-    fs::create_dir_all(&good).unwrap();
-    symlink(&real, good.join("python3.12")).unwrap();
+    link_into(&good, "python3.12", &real);
 
     let inventory = Inventory::new(InventoryConfig {
         path: Some(search_path(&[&shims, &pyenvish, &failing, &good])),

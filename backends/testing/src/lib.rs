@@ -1,7 +1,9 @@
 //! Test fixtures for WSP's own tests, built on the fly with no network: Python distributions
 //! (wheels, sdists and a simple index over them) and, with the `conda` feature, local conda
-//! channels (the `conda` module), and the panicking forms of the framework's client
-//! ([`ClientExt`]). A dev-dependency only: nothing here ships in a production crate.
+//! channels (the `conda` module), the panicking forms of the framework's client
+//! ([`ClientExt`]), executable files written safely ([`write_executable`]), and small file
+//! systems to fill up ([`small_fs`]). A dev-dependency only: nothing here ships in a
+//! production crate.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -9,6 +11,9 @@ mod client;
 #[cfg(feature = "conda")]
 pub mod conda;
 mod distributions;
+mod programs;
+pub mod small_fs;
 
 pub use client::{code, ClientExt};
 pub use distributions::*;
+pub use programs::{write_executable, FORK_60};

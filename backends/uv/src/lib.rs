@@ -3,11 +3,12 @@
 //! The shared inventory resolves the requested Python to an absolute interpreter path, and the
 //! backend runs `uv venv --python <that path>`, so uv never meets a pyenv shim (uv stops at the
 //! first shim that fails to run). The result is an ordinary venv, so describing it and running
-//! commands in it are the [`Backend`] defaults, as for the built-in `venv` backend; inside `environment/execute`,
-//! `VIRTUAL_ENV` points at the environment, so `uv pip install` installs into it. Packages
-//! are installed and uninstalled with `uv pip --python <the environment's interpreter>`. `uv
-//! venv` puts no pip into the environment, so `bin/pip` is a stub that refuses
-//! ([`wsp_install::write_pip_stubs`]) rather than let `pip` find the host's.
+//! commands in it are the venv layout's ([`venv_layout`]), as for the built-in `venv` backend;
+//! inside `environment/execute`, `VIRTUAL_ENV` points at the environment, so `uv pip install`
+//! installs into it. Packages are installed and uninstalled with
+//! `uv pip --python <the environment's interpreter>`. `uv venv` puts no pip into the
+//! environment, so `bin/pip` is a stub that refuses ([`wsp_install::write_pip_stubs`]) rather
+//! than let `pip` find the host's.
 //!
 //! When no `uv` can be found the backend still starts (so the server can answer everything
 //! else) and every create answers `-31004` with reason `backend-unavailable`.
@@ -21,7 +22,7 @@ use wsp_backend::{Backend, BackendError, InstallRequest, UninstallRequest};
 use wsp_backend::{DescribeRequest, Description, ReleaseRequest, RunRequest};
 use wsp_backend::{ProvisionRequest, Provisioned};
 use wsp_install::venv_layout::{self, interpreter_path};
-use wsp_install::{resolve_python, Installer, PythonDownloads};
+use wsp_install::{captured_output, resolve_python, Installer, PythonDownloads};
 use wsp_interpreters::Inventory;
 use wsp_protocol::ExecuteResult;
 use wsp_protocol::FailureReason;
@@ -75,25 +76,25 @@ impl Backend for UvBackend {
         let versions = &request.python_version;
         let interpreter =
             resolve_python(&self.inventory, self.downloads.as_ref(), versions).await?;
-        let output = tokio::process::Command::new(uv)
-            .args([
-                "venv",
-                "--quiet",
-                "--no-config",
-                "--no-project",
-                "--allow-existing",
-            ])
-            .arg("--python")
-            .arg(&interpreter.executable)
-            .arg(&request.root)
-            .env("UV_PYTHON_DOWNLOADS", "never")
-            .kill_on_drop(true)
-            .output()
-            .await
-            .map_err(|e| {
-                let running = format!("running {}", uv.display());
-                BackendError::caused_by(FailureReason::BackendUnavailable, running, e)
-            })?;
+        let output = captured_output(
+            tokio::process::Command::new(uv)
+                .args([
+                    "venv",
+                    "--quiet",
+                    "--no-config",
+                    "--no-project",
+                    "--allow-existing",
+                ])
+                .arg("--python")
+                .arg(&interpreter.executable)
+                .arg(&request.root)
+                .env("UV_PYTHON_DOWNLOADS", "never"),
+        )
+        .await
+        .map_err(|e| {
+            let running = format!("running {}", uv.display());
+            BackendError::caused_by(FailureReason::BackendUnavailable, running, e)
+        })?;
         if !output.status.success() {
             return Err(BackendError::failed(
                 FailureReason::ProvisionFailed,

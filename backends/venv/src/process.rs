@@ -2,9 +2,9 @@
 
 use std::ffi::OsString;
 use std::path::Path;
-use std::process::Stdio;
 
 use tokio::process::Command;
+use wsp_install::captured_output;
 
 use crate::VenvError;
 
@@ -20,21 +20,18 @@ const OUTPUT_LIMIT: usize = 4000;
 pub(crate) async fn run(program: &Path, args: &[OsString], cwd: &Path) -> Result<(), VenvError> {
     let command_line = describe(program, args);
     tracing::debug!(command = %command_line, "running helper");
-    let output = Command::new(program)
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("PYTHONHOME")
-        .env_remove("PYTHONPATH")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .output()
-        .await
-        .map_err(|source| VenvError::Spawn {
-            command: command_line.clone(),
-            source,
-        })?;
+    let output = captured_output(
+        Command::new(program)
+            .args(args)
+            .current_dir(cwd)
+            .env_remove("PYTHONHOME")
+            .env_remove("PYTHONPATH"),
+    )
+    .await
+    .map_err(|source| VenvError::Spawn {
+        command: command_line.clone(),
+        source,
+    })?;
     if output.status.success() {
         return Ok(());
     }

@@ -4,9 +4,8 @@
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use crate::store_support::create;
+use crate::store_support::{child_entry, create};
 use rustix::fs::inotify;
 use wsp_environments::store::Store;
 
@@ -113,16 +112,8 @@ async fn a_commit_by_another_process_is_seen_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("state")).unwrap();
     assert!(store.list().await.unwrap().is_empty());
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "store_cache::child_process_entry",
-            "--exact",
-            "--nocapture",
-            "--quiet",
-        ])
+    let mut child = child_entry("store_cache::child_process_entry")
         .env(ROLE, store.dir())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     let mut to_child = child.stdin.take().unwrap();

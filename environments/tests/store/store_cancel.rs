@@ -6,9 +6,9 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{ChildStdin, ChildStdout};
 
-use crate::store_support::{create, wait_for_removal_to_wait, MARKER_CONTENTS};
+use crate::store_support::{assert_whole, child_entry, create, wait_for_removal_to_wait};
 use wsp_environments::store::{EnvironmentRecord, Store, StoreError};
 
 const ROLE_STORE: &str = "WSP_STORE_CANCEL_TEST_DIR";
@@ -39,17 +39,9 @@ struct User {
 
 impl User {
     fn start(store: &Store, id: &str) -> User {
-        let mut process = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "store_cancel::child_process_entry",
-                "--exact",
-                "--nocapture",
-                "--quiet",
-            ])
+        let mut process = child_entry("store_cancel::child_process_entry")
             .env(ROLE_STORE, store.dir())
             .env(ROLE_ID, id)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
             .spawn()
             .unwrap();
         let stdin = process.stdin.take().unwrap();
@@ -102,13 +94,7 @@ async fn assert_untouched(store: &Store, record: &EnvironmentRecord) {
     assert_eq!(store.get(&record.id).await.unwrap().as_ref(), Some(record));
     let guard = store.acquire_use(&record.id).await.expect("usable again");
     assert_eq!(guard.record(), record);
-    assert_eq!(
-        std::fs::read_to_string(&record.interpreter_path)
-            .ok()
-            .as_deref(),
-        Some(MARKER_CONTENTS),
-        "its files are intact"
-    );
+    assert_whole(record, "its files are intact");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,124 +5,21 @@
 //! Each test mounts a small tmpfs of its own (as root, which CI is); elsewhere the tests skip,
 //! except when `CI` is set.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::store_support::{create, details, entries, provision, raw_index, MARKER_CONTENTS};
+use crate::store_support::{
+    assert_whole, child_entry, create, details, entries, provision, raw_index,
+};
 use rand::Rng;
 use wsp_environments::store::{EnvironmentRecord, Store};
+use wsp_testing::small_fs::{fill, free_bytes, SmallFs};
 
 const ROLE: &str = "WSP_FULL_DISK_TEST_ROLE";
 const STORE_DIR: &str = "WSP_FULL_DISK_TEST_DIR";
 const LINE_PREFIX: &str = "WSP-FULL-DISK-TEST: ";
-
-/// A small file system mounted on a fresh temporary directory, unmounted when dropped.
-struct SmallFs {
-    _temp: tempfile::TempDir,
-    mount_point: PathBuf,
-}
-
-impl SmallFs {
-    /// A tmpfs of `size` bytes; `None` (after saying why) if this machine does not let the
-    /// test mount one.
-    fn tmpfs(size: u64) -> Option<SmallFs> {
-        SmallFs::mount(|mount_point| {
-            run(Command::new("mount")
-                .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-                .arg(mount_point))
-        })
-    }
-
-    /// An ext4 file system of `size` bytes in an image file, loop-mounted.
-    fn ext4(size: u64) -> Option<SmallFs> {
-        SmallFs::mount(|mount_point| {
-            let image = mount_point.with_extension("img");
-            std::fs::File::create(&image)
-                .and_then(|file| file.set_len(size))
-                .map_err(|e| e.to_string())?;
-            run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&image))?;
-            run(Command::new("mount")
-                .args(["-o", "loop"])
-                .arg(&image)
-                .arg(mount_point))
-        })
-    }
-
-    fn mount(how: impl FnOnce(&Path) -> Result<(), String>) -> Option<SmallFs> {
-        let temp = tempfile::tempdir().unwrap();
-        let mount_point = temp.path().join("mnt");
-        std::fs::create_dir(&mount_point).unwrap();
-        match how(&mount_point) {
-            Ok(()) => Some(SmallFs {
-                _temp: temp,
-                mount_point,
-            }),
-            Err(why) => {
-                let why = format!("cannot mount a small file system (run as root): {why}");
-                assert!(std::env::var_os("CI").is_none(), "{why}; CI must");
-                eprintln!("skipping: {why}");
-                None
-            }
-        }
-    }
-
-    fn path(&self) -> &Path {
-        &self.mount_point
-    }
-}
-
-impl Drop for SmallFs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount")
-            .arg("-l")
-            .arg(&self.mount_point)
-            .status();
-    }
-}
-
-fn run(command: &mut Command) -> Result<(), String> {
-    match command.stderr(Stdio::piped()).output() {
-        Ok(output) if output.status.success() => Ok(()),
-        Ok(output) => Err(format!(
-            "{command:?}: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        )),
-        Err(error) => Err(format!("{command:?}: {error}")),
-    }
-}
-
-/// Bytes free on the file system holding `path`, counting ext4's blocks reserved for root
-/// (the tests run as root, and fill those too).
-fn available(path: &Path) -> u64 {
-    let stat = rustix::fs::statvfs(path).unwrap();
-    stat.f_bfree * stat.f_frsize
-}
-
-/// Appends to `path` until the file system is full, and checks that it is.
-fn fill(path: &Path) {
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .unwrap();
-    for chunk in [64 << 10, 1] {
-        let bytes = vec![7u8; chunk];
-        loop {
-            match file.write_all(&bytes) {
-                Ok(()) => {}
-                Err(error) if error.raw_os_error() == Some(28) => break,
-                Err(error) => panic!("filling {}: {error}", path.display()),
-            }
-        }
-    }
-    let probe = path.with_extension("probe");
-    let error = std::fs::write(&probe, b"x").unwrap_err();
-    assert_eq!(error.raw_os_error(), Some(28), "the disk is not full");
-    let _ = std::fs::remove_file(probe);
-}
 
 /// Writes `bytes` of files into an environment's root.
 fn add_files(root: &Path, bytes: usize) {
@@ -169,7 +66,7 @@ async fn removals_on_a_full_file_system_succeed_and_free_the_space(fs: &SmallFs)
     assert!(reserve_len(&store) >= 256 << 10, "no space reserve");
     for (round, record) in big.iter().enumerate() {
         fill(&fs.path().join(format!("filler-{round}")));
-        let before = available(fs.path());
+        let before = free_bytes(fs.path());
 
         let refused = store.reserve("no-room", "test").await.unwrap_err();
         assert!(
@@ -181,7 +78,7 @@ async fn removals_on_a_full_file_system_succeed_and_free_the_space(fs: &SmallFs)
         assert!(removal.files_deleted().await.is_none());
         assert!(!record.root.exists());
         assert!(entries(&store.dir().join("trash")).is_empty());
-        let freed = available(fs.path()) - before;
+        let freed = free_bytes(fs.path()) - before;
         // Everything but what the refilled reserve took back.
         assert!(freed >= (3 << 20) - (320 << 10), "only {freed} bytes freed");
         assert!(reserve_len(&store) >= 256 << 10, "the reserve is not back");
@@ -206,10 +103,7 @@ async fn removals_on_a_full_file_system_succeed_and_free_the_space(fs: &SmallFs)
         assert_eq!(reopened.list().await.unwrap(), store.list().await.unwrap());
     }
     let kept = store.acquire_use(&keep.id).await.unwrap();
-    assert_eq!(
-        std::fs::read_to_string(&kept.record().interpreter_path).unwrap(),
-        MARKER_CONTENTS
-    );
+    assert_whole(kept.record(), "the kept environment");
 }
 
 /// Holds the index lock the way a writer in another process would.
@@ -286,9 +180,9 @@ async fn a_removal_cancelled_while_it_writes_into_the_reserve_changes_nothing() 
     assert!(!store.dir().join("index.json.tmp").exists());
     assert!(reserve_len(&store) >= 256 << 10, "the reserve was lost");
     let guard = store.acquire_use(&record.id).await.unwrap();
-    assert_eq!(
-        std::fs::read_to_string(&guard.record().interpreter_path).unwrap(),
-        MARKER_CONTENTS
+    assert_whole(
+        guard.record(),
+        "the environment whose removal was cancelled",
     );
     drop(guard);
     // The reserve given back still works, on the still full disk.
@@ -330,16 +224,9 @@ fn kill_nine_during_removals_on_a_full_disk_leaves_a_consistent_store() {
     let mut removed = 0;
     for _ in 0..20 {
         fill(&filler);
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "store_full_disk::full_disk_child_entry",
-                "--exact",
-                "--nocapture",
-                "--quiet",
-            ])
+        let mut child = child_entry("store_full_disk::full_disk_child_entry")
             .env(ROLE, "churn")
             .env(STORE_DIR, &state)
-            .stdout(Stdio::piped())
             .spawn()
             .unwrap();
         let mut stdout = BufReader::new(child.stdout.take().unwrap());
@@ -359,12 +246,7 @@ fn kill_nine_during_removals_on_a_full_disk_leaves_a_consistent_store() {
         let store = Store::open(&state).unwrap();
         let records = runtime.block_on(store.list()).unwrap();
         for record in &records {
-            let contents = std::fs::read_to_string(&record.interpreter_path);
-            assert_eq!(
-                contents.ok().as_deref(),
-                Some(MARKER_CONTENTS),
-                "{record:?}"
-            );
+            assert_whole(record, &format!("{record:?}"));
         }
         let _ = std::fs::remove_file(&filler);
         let report = runtime.block_on(store.sweep()).unwrap();

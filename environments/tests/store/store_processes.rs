@@ -6,10 +6,12 @@
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{ChildStdin, ChildStdout};
 use std::time::Duration;
 
-use crate::store_support::{create, details, entries, provision, reservation_ids, MARKER_CONTENTS};
+use crate::store_support::{
+    assert_whole, child_entry, create, details, entries, provision, reservation_ids,
+};
 use rand::Rng;
 use wsp_environments::store::{Store, StoreError};
 
@@ -114,18 +116,10 @@ struct Child {
 
 impl Child {
     fn spawn(role: &str, store: &Path, argument: &str) -> Child {
-        let mut process = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "store_processes::child_process_entry",
-                "--exact",
-                "--nocapture",
-                "--quiet",
-            ])
+        let mut process = child_entry("store_processes::child_process_entry")
             .env(ROLE, role)
             .env(STORE_DIR, store)
             .env(ARGUMENT, argument)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
             .spawn()
             .unwrap();
         let stdin = process.stdin.take().unwrap();
@@ -272,12 +266,7 @@ fn kill_nine_at_random_instants_leaves_a_consistent_store() {
         let store = Store::open(&store_dir).unwrap();
         let records = runtime.block_on(store.list()).unwrap();
         for record in &records {
-            let contents = std::fs::read_to_string(&record.interpreter_path);
-            assert_eq!(
-                contents.ok().as_deref(),
-                Some(MARKER_CONTENTS),
-                "{record:?}"
-            );
+            assert_whole(record, &format!("{record:?}"));
             committed_seen.insert(record.id.clone());
         }
         let report = runtime.block_on(store.sweep()).unwrap();

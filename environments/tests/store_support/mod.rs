@@ -4,6 +4,7 @@
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use wsp_environments::store::{CommitFacts, EnvironmentRecord, Removal, Store, StoreError};
@@ -27,6 +28,23 @@ pub fn details(root: &Path) -> CommitFacts {
 pub fn provision(root: &Path) {
     std::fs::create_dir_all(root.join("bin")).unwrap();
     std::fs::write(root.join("bin").join("python"), MARKER_CONTENTS).unwrap();
+}
+
+/// Asserts that `record`'s files are whole: its interpreter is what [`provision`] wrote.
+pub fn assert_whole(record: &EnvironmentRecord, why: &str) {
+    let contents = std::fs::read_to_string(&record.interpreter_path);
+    assert_eq!(contents.ok().as_deref(), Some(MARKER_CONTENTS), "{why}");
+}
+
+/// A command that runs this test binary again for the one test `entry` (`module::name`: the
+/// body of a child process), with its stdin and stdout piped.
+pub fn child_entry(entry: &str) -> Command {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args([entry, "--exact", "--nocapture", "--quiet"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    command
 }
 
 /// Reserves, provisions and commits an environment.

@@ -12,6 +12,7 @@ use wsp_exec::{
 };
 use wsp_protocol::params::ExecuteLimits;
 use wsp_protocol::results::OutputStream;
+use wsp_testing::FORK_60;
 
 fn with_stdin(stdin: &str) -> RunOptions {
     RunOptions {
@@ -214,22 +215,6 @@ async fn every_limit_but_processes_becomes_an_rlimit_of_the_child() {
     let spin = env.sh("while :; do :; done", with_limits(one_second)).await;
     assert!([-24, -9].contains(&spin.exit_code), "{spin:?}");
 }
-
-/// Forks up to 60 children that each wait a second, and prints how many forks succeeded.
-const FORK_60: &str = "
-import os, time
-forked = 0
-for _ in range(60):
-    try:
-        pid = os.fork()
-    except OSError:
-        break
-    if pid == 0:
-        time.sleep(1)
-        os._exit(0)
-    forked += 1
-print(forked)
-";
 
 #[tokio::test]
 async fn the_process_limit_binds_in_every_mode_or_is_refused() {

@@ -8,10 +8,8 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
 use wsp_backend::BackendError;
-use wsp_exec::{
-    resolve_cwd, run_with_stack, Activation, ContainmentMode, RunOptions, RunSpec, SandboxPolicy,
-};
-use wsp_protocol::ExecuteResult;
+use wsp_exec::{Activation, ContainmentMode, RunOptions, SandboxPolicy};
+use wsp_protocol::{ExecuteResult, FailureReason};
 
 #[path = "../execute_support/mod.rs"]
 pub mod execute_support;
@@ -179,20 +177,35 @@ impl Fixture {
         argv: &[&str],
         options: RunOptions,
     ) -> Result<ExecuteResult, BackendError> {
-        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
-        let env = BTreeMap::new();
-        let cwd = resolve_cwd(&self.root, None).unwrap();
-        let spec = RunSpec {
-            activation: &self.activation,
-            environment_id: ID,
-            argv: &argv,
-            cwd: &cwd,
-            env: &env,
-            options,
-        };
-        tokio::time::timeout(BOUND, run_with_stack(spec, &[]))
+        execute_support::run_in(&self.activation, ID, &self.root, argv, options).await
+    }
+
+    /// `ran` at the environment root: [`Self::marking_script`] leaves it there.
+    pub fn marker(&self) -> PathBuf {
+        self.root.join("ran")
+    }
+
+    /// A shell script that leaves [`Self::marker`] behind, showing that it ran.
+    pub fn marking_script(&self) -> String {
+        format!(": > {}", self.marker().display())
+    }
+
+    /// Runs [`Self::marking_script`] sandboxed in `mode`, which must be refused as
+    /// `sandbox-unavailable` with nothing run; returns the refusal's detail.
+    pub async fn sandbox_refusal(&self, mode: ContainmentMode) -> String {
+        let refused = self
+            .run(&["sh", "-c", &self.marking_script()], self.sandboxed(mode))
             .await
-            .expect("run finished in time")
+            .unwrap_err();
+        let detail = match refused {
+            BackendError::Failed { reason, detail, .. } => {
+                assert_eq!(reason, FailureReason::SandboxUnavailable);
+                detail
+            }
+            other => panic!("{other:?}"),
+        };
+        assert!(!self.marker().exists(), "nothing ran");
+        detail
     }
 
     /// Runs the attempt script with `attempts`; returns the child's `TMPDIR` and each

@@ -13,6 +13,7 @@ use wsp_exec::{
     containment_mode, resolve_cwd, run_with_stack, Activation, ContainmentMode, RunOptions, RunSpec,
 };
 use wsp_protocol::ExecuteResult;
+pub use wsp_testing::write_executable;
 
 pub const ID: &str = "env-0123456789ab";
 pub const BOUND: Duration = Duration::from_secs(20);
@@ -54,20 +55,7 @@ exec sleep 300"#,
         argv: &[&str],
         options: RunOptions,
     ) -> Result<ExecuteResult, BackendError> {
-        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
-        let env = BTreeMap::new();
-        let cwd = resolve_cwd(self.root(), None).unwrap();
-        let spec = RunSpec {
-            activation: &self.activation,
-            environment_id: ID,
-            argv: &argv,
-            cwd: &cwd,
-            env: &env,
-            options,
-        };
-        tokio::time::timeout(BOUND, run_with_stack(spec, &[]))
-            .await
-            .expect("run finished in time")
+        run_in(&self.activation, ID, self.root(), argv, options).await
     }
 
     pub async fn sh(&self, script: &str, options: RunOptions) -> ExecuteResult {
@@ -75,30 +63,35 @@ exec sleep 300"#,
     }
 }
 
+/// Runs `argv` in the environment `environment_id` that `activation` activates, at `root`, with
+/// `options` and no extra variables, bounded by [`BOUND`].
+pub async fn run_in(
+    activation: &Activation,
+    environment_id: &str,
+    root: &Path,
+    argv: &[&str],
+    options: RunOptions,
+) -> Result<ExecuteResult, BackendError> {
+    let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+    let env = BTreeMap::new();
+    let cwd = resolve_cwd(root, None).unwrap();
+    let spec = RunSpec {
+        activation,
+        environment_id,
+        argv: &argv,
+        cwd: &cwd,
+        env: &env,
+        options,
+    };
+    tokio::time::timeout(BOUND, run_with_stack(spec, &[]))
+        .await
+        .expect("run finished in time")
+}
+
 pub fn write_script(dir: &Path, name: &str, body: &str) -> PathBuf {
     let path = dir.join(name);
     write_executable(&path, &format!("#!/bin/sh\n{body}\n"));
     path
-}
-
-/// Writes an executable file that a test then runs.
-///
-/// Written by a child process: a descriptor open for writing in this process would be inherited
-/// by a command another test thread forks meanwhile, and until that command's exec closes it,
-/// running the file fails with `ETXTBSY` (renaming the file would not help: the inherited
-/// descriptor is on the same inode).
-pub fn write_executable(path: &Path, contents: &str) {
-    let mut writer = std::process::Command::new("sh")
-        .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
-        .arg(path)
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .expect("sh runs");
-    let mut stdin = writer.stdin.take().expect("a pipe to sh");
-    std::io::Write::write_all(&mut stdin, contents.as_bytes()).expect("the file is written");
-    drop(stdin);
-    let status = writer.wait().expect("sh ends");
-    assert!(status.success(), "writing {}: {status}", path.display());
 }
 
 /// Whether `pid` is a live process (a zombie counts as gone).

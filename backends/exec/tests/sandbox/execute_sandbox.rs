@@ -6,10 +6,8 @@
 use std::io::ErrorKind;
 use std::net::{TcpListener, UdpSocket};
 use std::os::unix::net::UnixListener;
-use wsp_protocol::FailureReason;
 
 use crate::execute_sandbox_support::{containing_modes, op, Fixture, BOUND};
-use wsp_backend::BackendError;
 use wsp_exec::{containment_mode, sandbox_availability, ContainmentMode, RunOptions};
 
 /// A refusal as the kernel spells it for each kind of attempt.
@@ -283,23 +281,8 @@ async fn a_shell_pipeline_and_its_children_work_inside() {
 #[tokio::test]
 async fn the_process_group_containment_is_refused() {
     let fixture = Fixture::new();
-    let marker = fixture.root.join("ran");
-    let script = format!(": > {}", marker.display());
-    let refused = fixture
-        .run(
-            &["sh", "-c", &script],
-            fixture.sandboxed(ContainmentMode::ProcessGroup),
-        )
-        .await
-        .unwrap_err();
-    match refused {
-        BackendError::Failed { reason, detail, .. } => {
-            assert_eq!(reason, FailureReason::SandboxUnavailable);
-            assert!(detail.contains("process-group"), "{detail}");
-        }
-        other => panic!("{other:?}"),
-    }
-    assert!(!marker.exists());
+    let detail = fixture.sandbox_refusal(ContainmentMode::ProcessGroup).await;
+    assert!(detail.contains("process-group"), "{detail}");
 }
 
 #[tokio::test]

@@ -3,9 +3,7 @@
 //! unsandboxed one still runs.
 
 use crate::execute_sandbox_support::Fixture;
-use wsp_backend::BackendError;
 use wsp_exec::{containment_mode, sandbox_availability, RunOptions, TEST_UNAVAILABLE_VAR};
-use wsp_protocol::FailureReason;
 
 #[tokio::test]
 async fn nothing_runs_and_the_reason_is_the_probes() {
@@ -15,32 +13,16 @@ async fn nothing_runs_and_the_reason_is_the_probes() {
     assert!(reason.contains(TEST_UNAVAILABLE_VAR), "{reason}");
 
     let fixture = Fixture::new();
-    let marker = fixture.root.join("ran");
-    let script = format!(": > {}", marker.display());
-    let refused = fixture
-        .run(
-            &["sh", "-c", &script],
-            fixture.sandboxed(containment_mode()),
-        )
-        .await
-        .unwrap_err();
-    match refused {
-        BackendError::Failed {
-            reason: code,
-            detail,
-            ..
-        } => {
-            assert_eq!(code, FailureReason::SandboxUnavailable);
-            assert_eq!(detail, reason);
-        }
-        other => panic!("{other:?}"),
-    }
-    assert!(!marker.exists(), "nothing ran");
+    let detail = fixture.sandbox_refusal(containment_mode()).await;
+    assert_eq!(detail, reason);
 
     let ran = fixture
-        .run(&["sh", "-c", &script], RunOptions::default())
+        .run(
+            &["sh", "-c", &fixture.marking_script()],
+            RunOptions::default(),
+        )
         .await
         .unwrap();
     assert_eq!(ran.exit_code, 0);
-    assert!(marker.exists());
+    assert!(fixture.marker().exists());
 }

@@ -59,28 +59,12 @@ pub fn real_interpreter(major: u64, minor: u64) -> Option<(PathBuf, PythonVersio
     found
 }
 
-/// Writes an executable script.
+/// Writes an executable script, creating its directory.
 pub fn write_script(path: &Path, body: &str) {
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir).expect("create script dir");
     }
-    // Written by a child process: a descriptor open for writing in this process would be
-    // inherited by a command another test thread forks meanwhile, and until that command's
-    // exec closes it, running the script fails with `ETXTBSY`.
-    let mut writer = std::process::Command::new("sh")
-        .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
-        .arg(path)
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .expect("sh runs");
-    let mut stdin = writer.stdin.take().expect("a pipe to sh");
-    std::io::Write::write_all(&mut stdin, body.as_bytes()).expect("write script");
-    drop(stdin);
-    assert!(
-        writer.wait().expect("sh ends").success(),
-        "{}",
-        path.display()
-    );
+    wsp_testing::write_executable(path, body);
 }
 
 /// A script that leaves `marker` behind and then runs `interpreter` with its arguments.
@@ -92,14 +76,24 @@ pub fn wrapper(path: &Path, marker: &Path, interpreter: &Path) {
     if !link.exists() {
         std::os::unix::fs::symlink(interpreter, &link).expect("link interpreter");
     }
+    marked_script(path, marker, &format!("exec '{}' \"$@\"", link.display()));
+}
+
+/// Writes a script that appends a line to `marker` each time it runs, then runs the shell line
+/// `then`.
+pub fn marked_script(path: &Path, marker: &Path, then: &str) {
     write_script(
         path,
-        &format!(
-            "#!/bin/sh\necho run >> '{}'\nexec '{}' \"$@\"\n",
-            marker.display(),
-            link.display()
-        ),
+        &format!("#!/bin/sh\necho run >> '{}'\n{then}\n", marker.display()),
     );
+}
+
+/// A symlink `dir/name` to `real`, `dir` created first. Returns the link.
+pub fn link_into(dir: &Path, name: &str, real: &Path) -> PathBuf {
+    fs::create_dir_all(dir).expect("create link dir");
+    let link = dir.join(name);
+    std::os::unix::fs::symlink(real, &link).expect("link interpreter");
+    link
 }
 
 /// An installation like pyenv's, mise's or asdf's: `<installs>/<version>/bin/pythonX.Y` a

@@ -32,6 +32,7 @@
 mod noarch;
 mod package;
 mod repodata;
+mod staging;
 
 use std::path::{Path, PathBuf};
 

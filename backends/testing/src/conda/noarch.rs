@@ -3,12 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use rattler_conda_types::compression_level::CompressionLevel;
 use rattler_conda_types::{PackageRecord, Subdir};
 use rattler_digest::{compute_file_digest, Sha256};
-use rattler_package_streaming::write::write_tar_bz2_package;
 use serde_json::json;
 
+use super::staging::{create_parent, hex, pack, staging_dir, write_info, TIMESTAMP_MS};
 use super::{ChannelBuildError, CondaPackage, BUILD_STRING};
 
 /// Writes `<name>-<version>-0.tar.bz2` for `package` into `noarch_dir` and returns its file
@@ -18,13 +17,7 @@ pub(super) fn write_noarch_package(
     noarch_dir: &Path,
     package: &CondaPackage,
 ) -> Result<(String, PackageRecord), ChannelBuildError> {
-    let staging = tempfile::Builder::new()
-        .prefix(".staging-")
-        .tempdir_in(channel_dir)
-        .map_err(ChannelBuildError::io(format!(
-            "creating a staging directory in {}",
-            channel_dir.display()
-        )))?;
+    let staging = staging_dir(channel_dir)?;
     let root = staging.path();
     let mut depends = vec!["python".to_owned()];
     depends.extend(package.depends.iter().cloned());
@@ -38,7 +31,7 @@ pub(super) fn write_noarch_package(
         "noarch": "python",
         "platform": null,
         "subdir": Subdir::NoArch.as_str(),
-        "timestamp": super::package::TIMESTAMP_MS,
+        "timestamp": TIMESTAMP_MS,
         "version": package.version,
     });
     let mut paths = Vec::new();
@@ -51,12 +44,7 @@ pub(super) fn write_noarch_package(
     let raw = package.raw_files.iter().cloned();
     for (index, (relative, contents)) in modules.chain(raw).enumerate() {
         let path = root.join(staged_path(&relative, index));
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(ChannelBuildError::io(format!(
-                "creating {}",
-                parent.display()
-            )))?;
-        }
+        create_parent(&path)?;
         std::fs::write(&path, &contents)
             .map_err(ChannelBuildError::io(format!("writing {}", path.display())))?;
         let digest = compute_file_digest::<Sha256>(&path)
@@ -64,53 +52,28 @@ pub(super) fn write_noarch_package(
         paths.push(json!({
             "_path": relative,
             "path_type": "hardlink",
-            "sha256": super::package::hex(&digest),
+            "sha256": hex(&digest),
             "size_in_bytes": contents.len(),
         }));
         files.push_str(&format!("{relative}\n"));
         staged.push(path);
     }
-    let info = root.join("info");
-    std::fs::create_dir_all(&info).map_err(ChannelBuildError::io(format!(
-        "creating {}",
-        info.display()
-    )))?;
     let link_json = json!({"noarch": {"type": "python"}, "package_metadata_version": 1});
     let paths_json = json!({ "paths": paths, "paths_version": 1 });
-    for (name, contents) in [
-        ("index.json", index_json.to_string()),
-        ("paths.json", paths_json.to_string()),
-        ("link.json", link_json.to_string()),
-        ("files", files),
-    ] {
-        let path = info.join(name);
-        std::fs::write(&path, contents)
-            .map_err(ChannelBuildError::io(format!("writing {}", path.display())))?;
-        staged.push(path);
-    }
+    staged.extend(write_info(
+        root,
+        [
+            ("index.json", index_json.to_string()),
+            ("paths.json", paths_json.to_string()),
+            ("link.json", link_json.to_string()),
+            ("files", files),
+        ],
+    )?);
     let file_name = format!(
         "{}-{}-{BUILD_STRING}.tar.bz2",
         package.name, package.version
     );
-    let archive = noarch_dir.join(&file_name);
-    let file = std::fs::File::create(&archive).map_err(ChannelBuildError::io(format!(
-        "creating {}",
-        archive.display()
-    )))?;
-    write_tar_bz2_package(
-        std::io::BufWriter::new(file),
-        root,
-        &staged,
-        CompressionLevel::Lowest,
-        None,
-        None,
-    )
-    .map_err(ChannelBuildError::io(format!(
-        "packing {}",
-        archive.display()
-    )))?;
-    let record = super::package::record(&archive, &file_name, &index_json)?;
-    Ok((file_name, record))
+    pack(noarch_dir, file_name, root, &staged, &index_json)
 }
 
 /// Where a file listed in `paths.json` as `listed` is packed: there, when that is a plain

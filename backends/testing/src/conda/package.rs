@@ -3,18 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use rattler_conda_types::compression_level::CompressionLevel;
-use rattler_conda_types::package::{IndexJson, PackageFile};
 use rattler_conda_types::{PackageRecord, Subdir};
-use rattler_digest::{compute_file_digest, Md5, Sha256};
-use rattler_package_streaming::write::write_tar_bz2_package;
+use rattler_digest::{compute_file_digest, Sha256};
 use serde_json::json;
 
+use super::staging::{create_parent, hex, pack, staging_dir, write_info, TIMESTAMP_MS};
 use super::{ChannelBuildError, PythonBuild, BUILD_STRING};
-
-/// The fixed `timestamp` of every package, in milliseconds since the epoch, so that a
-/// channel built twice from the same builds has the same repodata.
-pub(super) const TIMESTAMP_MS: u64 = 1_700_000_000_000;
 
 /// One file of the package, relative to its root.
 enum Entry {
@@ -46,13 +40,7 @@ pub(super) fn write_python_package(
     let interpreter = std::path::absolute(&build.interpreter).map_err(ChannelBuildError::io(
         format!("resolving {}", build.interpreter.display()),
     ))?;
-    let staging = tempfile::Builder::new()
-        .prefix(".staging-")
-        .tempdir_in(channel_dir)
-        .map_err(ChannelBuildError::io(format!(
-            "creating a staging directory in {}",
-            channel_dir.display()
-        )))?;
+    let staging = staging_dir(channel_dir)?;
     let root = staging.path();
 
     let entries = payload(major_minor, &build.version, &interpreter);
@@ -60,34 +48,10 @@ pub(super) fn write_python_package(
         stage(root, entry)?;
     }
     let index_json = index_json(&build.version, subdir);
-    stage_metadata(root, &entries, &index_json)?;
-
+    let mut staged = stage_metadata(root, &entries, &index_json)?;
+    staged.extend(entries.iter().map(|entry| root.join(entry.path())));
     let file_name = format!("python-{}-{BUILD_STRING}.tar.bz2", build.version);
-    let archive = subdir_dir.join(&file_name);
-    let mut paths: Vec<PathBuf> = ["info/index.json", "info/paths.json", "info/files"]
-        .iter()
-        .map(|path| root.join(path))
-        .collect();
-    paths.extend(entries.iter().map(|entry| root.join(entry.path())));
-    let file = std::fs::File::create(&archive).map_err(ChannelBuildError::io(format!(
-        "creating {}",
-        archive.display()
-    )))?;
-    write_tar_bz2_package(
-        std::io::BufWriter::new(file),
-        root,
-        &paths,
-        CompressionLevel::Lowest,
-        None,
-        None,
-    )
-    .map_err(ChannelBuildError::io(format!(
-        "packing {}",
-        archive.display()
-    )))?;
-
-    let record = record(&archive, &file_name, &index_json)?;
-    Ok((file_name, record))
+    pack(subdir_dir, file_name, root, &staged, &index_json)
 }
 
 /// The files a `python` package over `interpreter` installs.
@@ -133,12 +97,7 @@ fn index_json(version: &str, subdir: Subdir) -> serde_json::Value {
 /// Writes one payload entry under `root`.
 fn stage(root: &Path, entry: &Entry) -> Result<(), ChannelBuildError> {
     let path = root.join(entry.path());
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(ChannelBuildError::io(format!(
-            "creating {}",
-            parent.display()
-        )))?;
-    }
+    create_parent(&path)?;
     match entry {
         Entry::File(_, contents) => std::fs::write(&path, contents),
         Entry::Symlink(_, target) => std::os::unix::fs::symlink(target, &path),
@@ -146,12 +105,13 @@ fn stage(root: &Path, entry: &Entry) -> Result<(), ChannelBuildError> {
     .map_err(ChannelBuildError::io(format!("writing {}", path.display())))
 }
 
-/// Writes `info/index.json`, `info/paths.json` and `info/files` for `entries` under `root`.
+/// Writes `info/index.json`, `info/paths.json` and `info/files` for `entries` under `root`;
+/// returns their paths.
 fn stage_metadata(
     root: &Path,
     entries: &[Entry],
     index_json: &serde_json::Value,
-) -> Result<(), ChannelBuildError> {
+) -> Result<Vec<PathBuf>, ChannelBuildError> {
     let mut paths = Vec::new();
     for entry in entries {
         let relative = entry.path().to_string_lossy().into_owned();
@@ -173,51 +133,13 @@ fn stage_metadata(
         .iter()
         .map(|entry| format!("{}\n", entry.path().display()))
         .collect();
-    let info = root.join("info");
-    std::fs::create_dir_all(&info).map_err(ChannelBuildError::io(format!(
-        "creating {}",
-        info.display()
-    )))?;
     let paths_json = json!({ "paths": paths, "paths_version": 1 });
-    for (name, contents) in [
-        ("index.json", index_json.to_string()),
-        ("paths.json", paths_json.to_string()),
-        ("files", files),
-    ] {
-        let path = info.join(name);
-        std::fs::write(&path, contents)
-            .map_err(ChannelBuildError::io(format!("writing {}", path.display())))?;
-    }
-    Ok(())
-}
-
-/// The repodata record of the packed archive.
-pub(super) fn record(
-    archive: &Path,
-    file_name: &str,
-    index_json: &serde_json::Value,
-) -> Result<PackageRecord, ChannelBuildError> {
-    let record_error = |detail: String| ChannelBuildError::Record {
-        package: file_name.to_owned(),
-        detail,
-    };
-    let index = IndexJson::from_str(&index_json.to_string())
-        .map_err(|error| record_error(error.to_string()))?;
-    let size = std::fs::metadata(archive)
-        .map_err(ChannelBuildError::io(format!(
-            "reading {}",
-            archive.display()
-        )))?
-        .len();
-    let hash_error = ChannelBuildError::io(format!("hashing {}", archive.display()));
-    let sha256 = compute_file_digest::<Sha256>(archive).map_err(hash_error)?;
-    let hash_error = ChannelBuildError::io(format!("hashing {}", archive.display()));
-    let md5 = compute_file_digest::<Md5>(archive).map_err(hash_error)?;
-    PackageRecord::from_index_json(index, Some(size), Some(sha256), Some(md5))
-        .map_err(|error| record_error(error.to_string()))
-}
-
-/// Lowercase hexadecimal digits of `bytes`.
-pub(super) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+    write_info(
+        root,
+        [
+            ("index.json", index_json.to_string()),
+            ("paths.json", paths_json.to_string()),
+            ("files", files),
+        ],
+    )
 }
