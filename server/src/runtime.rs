@@ -342,18 +342,10 @@ where
             if self.answers.has_ready() && worth_writing && !self.output_blocked {
                 return progressed;
             }
-            let frame = match Pin::new(input).poll_next(cx) {
+            let frame = match self.poll_frame(cx) {
                 Poll::Pending => return progressed,
-                Poll::Ready(None) => {
-                    self.end_input();
-                    return true;
-                }
-                Poll::Ready(Some(Err(error))) => {
-                    tracing::error!(%error, "reading the input failed; treating it as EOF");
-                    self.end_input();
-                    return true;
-                }
-                Poll::Ready(Some(Ok(frame))) => frame,
+                Poll::Ready(None) => return true,
+                Poll::Ready(Some(frame)) => frame,
             };
             progressed = true;
             self.dispatch_frame(frame);
@@ -437,6 +429,27 @@ where
             self.end_input();
         }
         true
+    }
+
+    /// The next frame of the input; `Ready(None)` once the input has ended here (its EOF, or a
+    /// read error, which counts as EOF).
+    fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Frame>> {
+        let Some(input) = self.input.as_mut() else {
+            return Poll::Ready(None);
+        };
+        match Pin::new(input).poll_next(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Some(Ok(frame))) => Poll::Ready(Some(frame)),
+            Poll::Ready(Some(Err(error))) => {
+                tracing::error!(%error, "reading the input failed; treating it as EOF");
+                self.end_input();
+                Poll::Ready(None)
+            }
+            Poll::Ready(None) => {
+                self.end_input();
+                Poll::Ready(None)
+            }
+        }
     }
 
     fn end_input(&mut self) {

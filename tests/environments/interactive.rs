@@ -35,6 +35,25 @@ fn input(request_id: &str, data: &str, eof: bool) -> Value {
 }
 
 /// Reads messages until stdout's streamed text contains `wanted`; the text so far.
+/// Sends request `id`: `code` with its stdin streamed and its output streamed; returns what it
+/// printed once that holds `wanted`.
+async fn start_streaming(
+    server: &mut Server,
+    env: &Value,
+    id: &str,
+    code: &str,
+    wanted: &str,
+) -> String {
+    let params =
+        json!({"id": env, "argv": ["python", "-c", code], "stdin_stream": true, "stream": true});
+    server
+        .send(&request(id, "environment/execute", params))
+        .await;
+    let mut seen = String::new();
+    stdout_until(server, &mut seen, wanted).await;
+    seen
+}
+
 async fn stdout_until(server: &mut Server, seen: &mut String, wanted: &str) {
     while !seen.contains(wanted) {
         let message = server.recv().await;
@@ -58,13 +77,7 @@ async fn answer(server: &mut Server, id: &str) -> Value {
 async fn input_reaches_a_running_command_and_eof_closes_its_stdin() {
     let (mut server, env) = server_with_environment().await;
     let code = "import sys\nprint('up', flush=True)\nprint(repr(sys.stdin.read()))";
-    let params =
-        json!({"id": env, "argv": ["python", "-c", code], "stdin_stream": true, "stream": true});
-    server
-        .send(&request("run", "environment/execute", params))
-        .await;
-    let mut seen = String::new();
-    stdout_until(&mut server, &mut seen, "up\n").await;
+    start_streaming(&mut server, &env, "run", code, "up\n").await;
     server.send(&input("run", "ab", false)).await;
     server.send(&input("run", "c☃", true)).await;
     let answer = answer(&mut server, "run").await;
@@ -78,13 +91,7 @@ async fn input_reaches_a_running_command_and_eof_closes_its_stdin() {
 async fn bad_or_stray_input_is_logged_and_the_session_goes_on() {
     let (mut server, env) = server_with_environment().await;
     let code = "import sys\nprint('up', flush=True)\nprint(repr(sys.stdin.read()))";
-    let params =
-        json!({"id": env, "argv": ["python", "-c", code], "stdin_stream": true, "stream": true});
-    server
-        .send(&request("run", "environment/execute", params))
-        .await;
-    let mut seen = String::new();
-    stdout_until(&mut server, &mut seen, "up\n").await;
+    start_streaming(&mut server, &env, "run", code, "up\n").await;
     let too_big = "x".repeat(wsp_protocol::interactive::MAX_INPUT_DATA_BYTES + 1);
     for bad in [
         input("someone-else", "stray", false),
@@ -212,13 +219,7 @@ async fn input_waits_while_the_command_does_not_read() {
         gates[0].display().to_string(),
         gates[1].display().to_string()
     );
-    let params =
-        json!({"id": env, "argv": ["python", "-c", code], "stdin_stream": true, "stream": true});
-    server
-        .send(&request("slow", "environment/execute", params))
-        .await;
-    let mut seen = String::new();
-    stdout_until(&mut server, &mut seen, "up\n").await;
+    let mut seen = start_streaming(&mut server, &env, "slow", &code, "up\n").await;
     // Eight inputs of a million bytes, then a request, written by a task of their own: the
     // server takes them only as fast as the command reads.
     const CHUNKS: usize = 8;
@@ -281,13 +282,7 @@ async fn input_waits_while_the_command_does_not_read() {
 async fn a_closed_session_kills_a_command_waiting_for_input() {
     let (mut server, env) = server_with_environment().await;
     let code = "import os, sys\nprint(os.getpid(), flush=True)\nsys.stdin.read()";
-    let params =
-        json!({"id": env, "argv": ["python", "-c", code], "stdin_stream": true, "stream": true});
-    server
-        .send(&request("waits", "environment/execute", params))
-        .await;
-    let mut seen = String::new();
-    stdout_until(&mut server, &mut seen, "\n").await;
+    let seen = start_streaming(&mut server, &env, "waits", code, "\n").await;
     let pid: i32 = seen.trim().parse().unwrap();
     // Closing the session drains it: the command, which never gets its input's end, is
     // cancelled at the drain deadline, and killed.
@@ -303,13 +298,7 @@ async fn a_closed_session_kills_a_command_waiting_for_input() {
 /// returns the pid.
 async fn start_non_reader(server: &mut Server, env: &Value, id: &str) -> i32 {
     let code = "import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(300)";
-    let params =
-        json!({"id": env, "argv": ["python", "-c", code], "stdin_stream": true, "stream": true});
-    server
-        .send(&request(id, "environment/execute", params))
-        .await;
-    let mut seen = String::new();
-    stdout_until(server, &mut seen, "\n").await;
+    let seen = start_streaming(server, env, id, code, "\n").await;
     seen.trim().parse().unwrap()
 }
 

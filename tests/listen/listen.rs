@@ -342,10 +342,12 @@ async fn sigterm_drains_every_session_and_kills_what_still_runs() {
     crate::support::assert_gone(pid, "the execute's background child").await;
 }
 
-/// `wsp ARGS...` as the CLI: exit status, stdout, stderr.
+/// `wsp ARGS...` as the CLI, with only `env` of the WSP_ variables: status, stdout, stderr.
 pub(crate) async fn cli(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_wsp"))
         .args(args)
+        .env_remove("WSP_TOKEN")
+        .env_remove("WSP_CONNECT")
         .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()

@@ -17,6 +17,8 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 
+use crate::listen::cli;
+
 const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Starts `wsp serve --listen ws://127.0.0.1:0 ARGS`; its port once it listens, or its log.
@@ -225,24 +227,6 @@ async fn a_token_file_others_may_read_is_refused() {
     let started = start(&dir.path().join("state"), &["--token-file", &token_file]).await;
     let log = started.map(|_| ()).expect_err("refused");
     assert!(log.contains("group or others"), "{log}");
-}
-
-/// `wsp ARGS...` as the CLI, with only `env` of the WSP_ variables: status, stdout, stderr.
-async fn cli(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_wsp"))
-        .args(args)
-        .env_remove("WSP_TOKEN")
-        .env_remove("WSP_CONNECT")
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .expect("wsp runs");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 /// A file holding `token`, readable by its owner only.

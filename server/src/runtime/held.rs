@@ -9,7 +9,6 @@
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::io;
-use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
@@ -52,18 +51,10 @@ where
                 }
                 break;
             }
-            let frame = match Pin::new(input).poll_next(cx) {
+            let frame = match self.poll_frame(cx) {
                 Poll::Pending => break,
-                Poll::Ready(None) => {
-                    self.end_input();
-                    return true;
-                }
-                Poll::Ready(Some(Err(error))) => {
-                    tracing::error!(%error, "reading the input failed; treating it as EOF");
-                    self.end_input();
-                    return true;
-                }
-                Poll::Ready(Some(Ok(frame))) => frame,
+                Poll::Ready(None) => return true,
+                Poll::Ready(Some(frame)) => frame,
             };
             progressed = true;
             let cancel = match &frame {
