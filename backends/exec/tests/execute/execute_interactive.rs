@@ -114,9 +114,13 @@ async fn the_terminals_ctrl_c_reaches_the_command_alone() {
             output: Some(sink),
             ..contained(mode)
         };
+        // SIGINT is blocked and then waited for, so it is taken however early it comes: a
+        // handler would only run once a read that had not yet started when it came returned.
         let code = "import signal, sys\n\
-                    signal.signal(signal.SIGINT, lambda *_: print('interrupted', flush=True))\n\
+                    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n\
                     print('ready', flush=True)\n\
+                    signal.sigwait({signal.SIGINT})\n\
+                    print('interrupted', flush=True)\n\
                     print('got', sys.stdin.readline().strip())";
         let argv = [python.as_str(), "-c", code];
         let run = env.run(&argv, options);
