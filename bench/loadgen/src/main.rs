@@ -38,7 +38,7 @@ pub enum Mode {
     /// then read everything and check that every response arrives.
     NeverRead,
     /// `--connections` initialized connections held `--hold-ms` (default 500): the server's
-    /// memory for them (Unix sockets).
+    /// memory for them (Unix sockets or WebSockets).
     Idle,
     /// `--connections` connections: the first keeps `--flood-window` requests in flight
     /// throughout, the second sends `-n` requests at `--window` and is measured, the rest
@@ -246,11 +246,11 @@ fn main() -> ExitCode {
             }
             report.print()
         }
-        (Some(Connect::WebSocket(url)), false) if args.mode == Mode::Window => {
+        (Some(Connect::WebSocket(url)), _) if matches!(args.mode, Mode::Window | Mode::Idle) => {
             run_websocket(url, &args, &plan, &init_params, report)
         }
         (Some(Connect::WebSocket(_)), _) => {
-            eprintln!("loadgen: over WebSockets only --mode window is supported");
+            eprintln!("loadgen: over WebSockets only --mode window and idle are supported");
             ExitCode::from(2)
         }
         (None, true) => {
@@ -329,6 +329,20 @@ fn run_websocket(
         token,
         pid,
     };
+    if args.mode == Mode::Idle {
+        let hold = Duration::from_millis(args.hold_ms.unwrap_or(500));
+        let count = args.connections;
+        ws::idle(
+            &target,
+            count,
+            init_params,
+            args.lsp,
+            plan.timeout,
+            hold,
+            &mut report,
+        );
+        return report.print();
+    }
     match ws::run(&target, plan, init_params, args.lsp) {
         Ok(run) => {
             report.idle_rss_kib = run.idle_rss_kib;

@@ -50,11 +50,21 @@ pub fn idle(connections: &Connections, report: &mut Report, hold: Duration) {
         Err(err) => return report.failures.push(format!("connecting: {err}")),
     };
     let pid = first.pid;
-    let before = procfs::rss(pid).unwrap_or_default();
     drop(first);
+    hold_idle(report, pid, hold, || connections.open());
+}
+
+/// Measures server `pid`'s memory before `open` and while holding what it opened for `hold`.
+pub fn hold_idle<T>(
+    report: &mut Report,
+    pid: u32,
+    hold: Duration,
+    open: impl FnOnce() -> Result<Vec<T>, String>,
+) {
+    let before = procfs::rss(pid).unwrap_or_default();
     let opened_at = Instant::now();
-    let servers = match connections.open() {
-        Ok(servers) => servers,
+    let opened = match open() {
+        Ok(opened) => opened,
         Err(err) => return report.failures.push(err),
     };
     report.set("open_s", opened_at.elapsed().as_secs_f64());
@@ -65,16 +75,13 @@ pub fn idle(connections: &Connections, report: &mut Report, hold: Duration) {
         thread::sleep(Duration::from_millis(10));
     }
     let after = procfs::rss(pid).unwrap_or_default();
-    report.set("connections", servers.len());
+    report.set("connections", opened.len());
     report.set("rss_before_kib", before.current_kib);
     report.set("rss_kib", after.current_kib.max(peak));
     report.set("hwm_kib", after.high_water_kib);
     let per_connection =
-        after.current_kib.saturating_sub(before.current_kib) as f64 / servers.len().max(1) as f64;
+        after.current_kib.saturating_sub(before.current_kib) as f64 / opened.len().max(1) as f64;
     report.set("kib_per_connection", per_connection);
-    for server in servers {
-        server.kill();
-    }
 }
 
 /// One connection floods (its window always full) while another, measured by `plan`, sends

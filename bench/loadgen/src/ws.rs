@@ -17,6 +17,8 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::frame::scan;
 use crate::load::{self, Io, Outcome, Plan};
+use crate::many;
+use crate::report::Report;
 use crate::requests::{RequestShape, SendTimes};
 use crate::responses::Responses;
 use crate::sampler::Watch;
@@ -48,24 +50,13 @@ pub fn run(target: &Target, plan: &Plan, init_params: &str, lsp: bool) -> Result
         .enable_all()
         .build()
         .map_err(|err| err.to_string())?;
-    let socket = runtime.block_on(async {
-        let socket = tokio::time::timeout(plan.timeout, connect(target)).await;
-        let mut socket = socket.map_err(|_| "timed out connecting".to_string())??;
-        let initialized = tokio::time::timeout(
-            plan.timeout,
-            call(&mut socket, 0, "initialize", Some(init_params)),
-        )
-        .await
-        .map_err(|_| "timed out in initialize".to_string())??;
-        if !initialized {
-            return Err("initialize was answered with an error".to_string());
-        }
-        if lsp {
-            let initialized = r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#;
-            send(&mut socket, initialized).await?;
-        }
-        Ok(socket)
-    });
+    let socket = runtime.block_on(tokio::time::timeout(
+        plan.timeout,
+        open(target, init_params, lsp),
+    ));
+    let socket = socket
+        .map_err(|_| "timed out".to_string())
+        .and_then(|opened| opened);
     let socket = socket.map_err(|err| format!("handshake: {err}"))?;
     let idle_rss_kib = crate::procfs::rss(target.pid).map(|rss| rss.current_kib);
     let stopper = match socket.get_ref() {
@@ -125,6 +116,53 @@ pub fn run(target: &Target, plan: &Plan, init_params: &str, lsp: bool) -> Result
         outcome: Some(outcome),
         ending: Some(ending),
     })
+}
+
+/// Opens `count` connections, each initialized before the next, and holds them `hold` while
+/// the server's memory is sampled (see [`many::hold_idle`]).
+pub fn idle(
+    target: &Target,
+    count: usize,
+    init_params: &str,
+    lsp: bool,
+    timeout: Duration,
+    hold: Duration,
+    report: &mut Report,
+) {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => return report.failures.push(err.to_string()),
+    };
+    many::hold_idle(report, target.pid, hold, || {
+        runtime.block_on(async {
+            let mut sockets = Vec::with_capacity(count);
+            for index in 0..count {
+                let socket = tokio::time::timeout(timeout, open(target, init_params, lsp))
+                    .await
+                    .map_err(|_| "timed out".to_string())
+                    .and_then(|opened| opened)
+                    .map_err(|err| format!("connection {index}: {err}"))?;
+                sockets.push(socket);
+            }
+            Ok(sockets)
+        })
+    });
+}
+
+/// Connects and shakes hands: `initialize`, then `initialized` for LSP servers.
+async fn open(target: &Target, init_params: &str, lsp: bool) -> Result<Socket, String> {
+    let mut socket = connect(target).await?;
+    if !call(&mut socket, 0, "initialize", Some(init_params)).await? {
+        return Err("initialize was answered with an error".to_string());
+    }
+    if lsp {
+        let initialized = r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#;
+        send(&mut socket, initialized).await?;
+    }
+    Ok(socket)
 }
 
 async fn connect(target: &Target) -> Result<Socket, String> {
