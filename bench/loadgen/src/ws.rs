@@ -50,13 +50,12 @@ pub fn run(target: &Target, plan: &Plan, init_params: &str, lsp: bool) -> Result
         .enable_all()
         .build()
         .map_err(|err| err.to_string())?;
-    let socket = runtime.block_on(tokio::time::timeout(
-        plan.timeout,
-        open(target, init_params, lsp),
-    ));
-    let socket = socket
-        .map_err(|_| "timed out".to_string())
-        .and_then(|opened| opened);
+    let socket = runtime.block_on(async {
+        tokio::time::timeout(plan.timeout, open(target, init_params, lsp))
+            .await
+            .map_err(|_| "timed out".to_string())
+            .and_then(|opened| opened)
+    });
     let socket = socket.map_err(|err| format!("handshake: {err}"))?;
     let idle_rss_kib = crate::procfs::rss(target.pid).map(|rss| rss.current_kib);
     let stopper = match socket.get_ref() {
