@@ -51,7 +51,7 @@ mkdir -p "$LOGDIR"
 # SERVER_PID and ADDRESS (what loadgen --connect takes) once it says `listening on ...`.
 start_server() {
     local state="$WORK/state"
-    rm -rf "$state" && mkdir -p "$state"
+    rm -rf "$state" && mkdir -p "$state" && : >"$2"
     case "$1" in
         wsp-ws) "$WSP_BIN" serve --state-dir "$state" --listen ws://127.0.0.1:0 \
             --token-file "$TOKEN_FILE" --max-connections $((IDLE + 10)) 2>"$2" &;;
