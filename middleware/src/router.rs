@@ -98,7 +98,8 @@ impl<P: Params + Send + 'static, H: Handler<P>> Route for Typed<P, H> {
 
 struct Bound {
     route: Box<dyn Route>,
-    schema: MethodSchema,
+    /// Shared by every connection's clone of the router.
+    schema: Arc<MethodSchema>,
     /// Its handler answered ready and has not been started since.
     ready: bool,
 }
@@ -108,7 +109,7 @@ impl Clone for Bound {
     fn clone(&self) -> Self {
         Bound {
             route: self.route.clone_box(),
-            schema: self.schema.clone(),
+            schema: Arc::clone(&self.schema),
             ready: false,
         }
     }
@@ -219,7 +220,7 @@ impl Router {
         let methods = self
             .routes
             .iter()
-            .map(|(name, bound)| (name.clone(), bound.schema.clone()))
+            .map(|(name, bound)| (name.clone(), MethodSchema::clone(&bound.schema)))
             .collect();
         schema::document(&methods)
     }
@@ -265,7 +266,7 @@ fn bound<P: Params + Send + 'static, K, I: IntoHandler<P, K>>(handler: I) -> Bou
             handler: handler.into_handler(),
             params: PhantomData::<fn() -> P>,
         }),
-        schema,
+        schema: Arc::new(schema),
         ready: false,
     }
 }

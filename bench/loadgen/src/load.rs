@@ -10,7 +10,7 @@ use crate::procfs::{self, cpu_use, CpuSnapshot, CpuUse};
 use crate::requests::SendTimes;
 use crate::responses::{Counts, Expect, Responses};
 use crate::sampler::{DelayedRead, Sampler, SamplerConfig, Watch};
-use crate::session::Server;
+use crate::session::{Server, Stopper};
 use crate::{single, threaded};
 
 /// How often a loop waiting for the read gate looks at it again.
@@ -54,11 +54,37 @@ pub struct Outcome {
 
 /// Runs the measured phase; the server comes back for `shutdown` unless it had to be killed.
 pub fn run(mut server: Server, plan: &Plan) -> (Outcome, Option<Server>) {
+    let stopper = Stopper::of(&server);
+    let outcome = measure(
+        server.pid,
+        stopper,
+        plan,
+        |watch, times, responses| match plan.io {
+            Io::Single => single::drive(&mut server, plan, watch, times, responses),
+            Io::Threads => threaded::drive(&mut server, plan, watch, times, responses),
+        },
+    );
+    if outcome.timed_out {
+        server.kill();
+        return (outcome, None);
+    }
+    (outcome, Some(server))
+}
+
+/// Runs `drive` (requests out, responses in) while a sampler watches server `pid`'s memory and
+/// the timeout (at which `stopper` ends the session), and gathers the figures.
+pub fn measure(
+    pid: u32,
+    stopper: Stopper,
+    plan: &Plan,
+    drive: impl FnOnce(&Watch, &SendTimes, &mut Responses) -> Result<(), String>,
+) -> Outcome {
     let watch = Arc::new(Watch::default());
     let sampler = Sampler::spawn(
         watch.clone(),
         SamplerConfig {
-            pid: server.pid,
+            pid,
+            stopper,
             delayed_read: plan.delayed_read,
             every: plan.sample_every,
             timeout: plan.timeout,
@@ -67,19 +93,15 @@ pub fn run(mut server: Server, plan: &Plan) -> (Outcome, Option<Server>) {
     );
     let times = SendTimes::new(plan.requests);
     let mut responses = Responses::new(plan.requests, plan.expect);
-    let start = CpuSnapshot::take(server.pid);
-    let driven = match plan.io {
-        Io::Single => single::drive(&mut server, plan, &watch, &times, &mut responses),
-        Io::Threads => threaded::drive(&mut server, plan, &watch, &times, &mut responses),
-    };
-    let end = CpuSnapshot::take(server.pid);
+    let start = CpuSnapshot::take(pid);
+    let driven = drive(&watch, &times, &mut responses);
+    let end = CpuSnapshot::take(pid);
     sampler.stop();
 
-    let final_rss = procfs::rss(server.pid).unwrap_or_default();
+    let final_rss = procfs::rss(pid).unwrap_or_default();
     let elapsed_s = responses.last_ns.saturating_sub(times.first_ns()) as f64 / 1e9;
     responses.latencies_ns.sort_unstable();
-    let timed_out = watch.timed_out.load(Ordering::SeqCst);
-    let outcome = Outcome {
+    Outcome {
         elapsed_s,
         cpu: cpu_use(&start, &end),
         latencies_ns: responses.latencies_ns,
@@ -93,13 +115,7 @@ pub fn run(mut server: Server, plan: &Plan) -> (Outcome, Option<Server>) {
             .map(|_| watch.held_rss_kib.load(Ordering::SeqCst)),
         writes_blocked: watch.writes_blocked.load(Ordering::SeqCst),
         bytes_written_before_read: watch.bytes_before_read.load(Ordering::SeqCst),
-        timed_out,
+        timed_out: watch.timed_out.load(Ordering::SeqCst),
         error: driven.err(),
-    };
-    if timed_out {
-        let _ = server.child.kill();
-        let _ = server.child.wait();
-        return (outcome, None);
     }
-    (outcome, Some(server))
 }

@@ -1,8 +1,10 @@
-//! loadgen: spawns a stdio JSON-RPC server, performs its handshake, keeps a window of requests in
-//! flight and reports throughput, latency, CPU and memory as one human line and one JSON line.
+//! loadgen: spawns a stdio JSON-RPC server (or connects to one on a Unix socket or a
+//! WebSocket), performs its handshake, keeps a window of requests in flight and reports
+//! throughput, latency, CPU and memory as one human line and one JSON line.
 
 mod frame;
 mod load;
+mod many;
 mod procfs;
 mod report;
 mod requests;
@@ -11,6 +13,7 @@ mod sampler;
 mod session;
 mod single;
 mod threaded;
+mod ws;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -34,12 +37,64 @@ pub enum Mode {
     /// Like in-flight with many requests: write until writes block, sample RSS while holding,
     /// then read everything and check that every response arrives.
     NeverRead,
+    /// `--connections` initialized connections held `--hold-ms` (default 500): the server's
+    /// memory for them (Unix sockets or WebSockets).
+    Idle,
+    /// `--connections` connections: the first keeps `--flood-window` requests in flight
+    /// throughout, the second sends `-n` requests at `--window` and is measured, the rest
+    /// idle (Unix sockets).
+    Flood,
+    /// `--connections` connections: the first writes `--never-read-requests` requests and never
+    /// reads; once its writes stall, the second sends `-n` requests at `--window` and is
+    /// measured (Unix sockets).
+    NeverReadNeighbor,
 }
 
-/// Load generator for stdio JSON-RPC servers with Content-Length framing.
+/// Where `--connect` goes.
+#[derive(Clone, Debug)]
+pub enum Connect {
+    Unix(PathBuf),
+    WebSocket(String),
+}
+
+fn parse_connect(text: &str) -> Result<Connect, String> {
+    if let Some(path) = text.strip_prefix("unix:") {
+        return Ok(Connect::Unix(PathBuf::from(path)));
+    }
+    if text.starts_with("ws://") {
+        return Ok(Connect::WebSocket(text.to_string()));
+    }
+    Err("expected unix:PATH or ws://HOST:PORT".into())
+}
+
+/// Load generator for JSON-RPC servers: stdio or Unix sockets (Content-Length framing), or
+/// WebSockets (a message per text frame).
 #[derive(Parser, Debug)]
-#[command(version, about, override_usage = "loadgen [OPTIONS] -- CMD [ARGS]...")]
+#[command(
+    version,
+    about,
+    override_usage = "loadgen [OPTIONS] -- CMD [ARGS]...\n       loadgen [OPTIONS] --connect ADDRESS"
+)]
 struct Args {
+    /// Connect to a running server instead of spawning one: unix:PATH or ws://HOST:PORT/.
+    #[arg(long, value_parser = parse_connect)]
+    connect: Option<Connect>,
+    /// A file holding the WebSocket token, sent as `Authorization: Bearer <token>`.
+    #[arg(long)]
+    token_file: Option<PathBuf>,
+    /// The server's pid, for its memory and CPU figures (a Unix socket's peer by default;
+    /// needed over WebSockets).
+    #[arg(long)]
+    server_pid: Option<u32>,
+    /// Connections, in the idle, flood and never-read-neighbor modes.
+    #[arg(long, default_value_t = 1)]
+    connections: usize,
+    /// Flood mode: the flooding connection's window.
+    #[arg(long, default_value_t = 64)]
+    flood_window: u64,
+    /// never-read-neighbor mode: the requests the never-reading connection writes.
+    #[arg(long, default_value_t = 100_000)]
+    never_read_requests: u64,
     /// LSP handshake: `initialize` with {"capabilities":{}}, then `initialized`.
     #[arg(long)]
     lsp: bool,
@@ -90,7 +145,7 @@ struct Args {
     #[arg(long)]
     server_stderr: Option<PathBuf>,
     /// The server command and its arguments.
-    #[arg(last = true, required = true)]
+    #[arg(last = true, required_unless_present = "connect")]
     command: Vec<String>,
 }
 
@@ -124,7 +179,7 @@ fn main() -> ExitCode {
         _ => 100_000,
     });
     let delayed_read = match args.mode {
-        Mode::Window => None,
+        Mode::Window | Mode::Idle | Mode::Flood | Mode::NeverReadNeighbor => None,
         Mode::InFlight | Mode::NeverRead => Some(DelayedRead {
             stall: Duration::from_millis(args.stall_ms),
             hold: Duration::from_millis(args.hold_ms.unwrap_or(match args.mode {
@@ -154,34 +209,152 @@ fn main() -> ExitCode {
         sample_every: Duration::from_millis(args.sample_ms.max(1)),
         timeout: Duration::from_secs(args.timeout_s),
     };
-    let label = args.label.clone().unwrap_or_else(|| args.command.join(" "));
+    let label = args.label.clone().unwrap_or_else(|| match &args.connect {
+        Some(Connect::Unix(path)) => format!("unix:{}", path.display()),
+        Some(Connect::WebSocket(url)) => url.clone(),
+        None => args.command.join(" "),
+    });
     let mut report = report::Report::new(&label, &args.case, args.mode, &plan);
-
-    let mut server = match session::spawn(&args.command, args.server_stderr.as_deref()) {
-        Ok(server) => server,
-        Err(err) => {
-            eprintln!("loadgen: cannot start {:?}: {err}", args.command);
-            return ExitCode::from(2);
+    let many_mode = matches!(
+        args.mode,
+        Mode::Idle | Mode::Flood | Mode::NeverReadNeighbor
+    );
+    match (&args.connect, many_mode) {
+        (Some(Connect::Unix(path)), true) => {
+            let connections = many::Connections {
+                path,
+                pid: args.server_pid,
+                count: args.connections,
+                init_params: &init_params,
+                lsp: args.lsp,
+                timeout: plan.timeout,
+            };
+            match args.mode {
+                Mode::Idle => many::idle(
+                    &connections,
+                    &mut report,
+                    Duration::from_millis(args.hold_ms.unwrap_or(500)),
+                ),
+                Mode::Flood => many::flood(&connections, &mut report, &plan, args.flood_window),
+                _ => many::never_read_neighbor(
+                    &connections,
+                    &mut report,
+                    &plan,
+                    args.never_read_requests,
+                    Duration::from_millis(args.stall_ms),
+                ),
+            }
+            report.print()
         }
-    };
-    if let Err(err) = session::handshake(&mut server, &init_params, args.lsp, plan.timeout) {
+        (Some(Connect::WebSocket(url)), _) if matches!(args.mode, Mode::Window | Mode::Idle) => {
+            run_websocket(url, &args, &plan, &init_params, report)
+        }
+        (Some(Connect::WebSocket(_)), _) => {
+            eprintln!("loadgen: over WebSockets only --mode window and idle are supported");
+            ExitCode::from(2)
+        }
+        (None, true) => {
+            eprintln!("loadgen: --mode {:?} needs --connect unix:PATH", args.mode);
+            ExitCode::from(2)
+        }
+        (Some(Connect::Unix(path)), false) => match session::connect_unix(path, args.server_pid) {
+            Ok(server) => run_session(server, &args, &plan, &init_params, report),
+            Err(err) => {
+                eprintln!("loadgen: cannot connect to {}: {err}", path.display());
+                ExitCode::from(2)
+            }
+        },
+        (None, false) => match session::spawn(&args.command, args.server_stderr.as_deref()) {
+            Ok(server) => run_session(server, &args, &plan, &init_params, report),
+            Err(err) => {
+                eprintln!("loadgen: cannot start {:?}: {err}", args.command);
+                ExitCode::from(2)
+            }
+        },
+    }
+}
+
+/// One session over pipes or a Unix socket: handshake, measured phase, `shutdown` + `exit`.
+fn run_session(
+    mut server: session::Server,
+    args: &Args,
+    plan: &Plan,
+    init_params: &str,
+    mut report: report::Report,
+) -> ExitCode {
+    if let Err(err) = session::handshake(&mut server, init_params, args.lsp, plan.timeout) {
         report.failures.push(format!("handshake: {err}"));
-        let _ = server.child.kill();
-        let _ = server.child.wait();
+        server.kill();
         return report.print();
     }
     report.idle_rss_kib = procfs::rss(server.pid).map(|rss| rss.current_kib);
-    let (outcome, server) = load::run(server, &plan);
+    let (outcome, server) = load::run(server, plan);
     report.record(&outcome);
     match server {
         Some(server) => report.record_ending(&session::finish(
             server,
-            requests + 1,
+            plan.requests + 1,
             Duration::from_secs(10),
         )),
         None => report
             .failures
             .push("no shutdown: the server was killed".into()),
+    }
+    report.print()
+}
+
+fn run_websocket(
+    url: &str,
+    args: &Args,
+    plan: &Plan,
+    init_params: &str,
+    mut report: report::Report,
+) -> ExitCode {
+    let Some(pid) = args.server_pid else {
+        eprintln!("loadgen: --connect ws://... needs --server-pid");
+        return ExitCode::from(2);
+    };
+    let token = match &args.token_file {
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(text) => Some(text.trim().to_string()),
+            Err(err) => {
+                eprintln!("loadgen: cannot read {}: {err}", path.display());
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
+    let target = ws::Target {
+        url: url.to_string(),
+        token,
+        pid,
+    };
+    if args.mode == Mode::Idle {
+        let hold = Duration::from_millis(args.hold_ms.unwrap_or(500));
+        let count = args.connections;
+        ws::idle(
+            &target,
+            count,
+            init_params,
+            args.lsp,
+            plan.timeout,
+            hold,
+            &mut report,
+        );
+        return report.print();
+    }
+    match ws::run(&target, plan, init_params, args.lsp) {
+        Ok(run) => {
+            report.idle_rss_kib = run.idle_rss_kib;
+            if let Some(outcome) = &run.outcome {
+                report.record(outcome);
+            }
+            match &run.ending {
+                Some(ending) => report.record_ending(ending),
+                None => report.failures.push("no shutdown: timed out".into()),
+            }
+        }
+        Err(err) => report.failures.push(err),
     }
     report.print()
 }

@@ -21,6 +21,9 @@ impl Report {
             Mode::Window => "window",
             Mode::InFlight => "in-flight",
             Mode::NeverRead => "never-read",
+            Mode::Idle => "idle",
+            Mode::Flood => "flood",
+            Mode::NeverReadNeighbor => "never-read-neighbor",
         };
         let figures = json!({
             "label": label,
@@ -38,7 +41,7 @@ impl Report {
         }
     }
 
-    fn set(&mut self, key: &str, value: impl Into<Value>) {
+    pub fn set(&mut self, key: &str, value: impl Into<Value>) {
         self.figures.insert(key.to_string(), value.into());
     }
 
@@ -120,7 +123,7 @@ impl Report {
             self.failures
                 .push("shutdown was not answered with a result".into());
         }
-        if ending.exit_code != Some(0) {
+        if !ending.connected && ending.exit_code != Some(0) {
             self.failures.push(format!(
                 "exit status {:?} (signal {:?}, killed by loadgen: {})",
                 ending.exit_code, ending.exit_signal, ending.killed
@@ -155,7 +158,18 @@ impl Report {
             field("method").as_str().unwrap_or(""),
             field("mode").as_str().unwrap_or(""),
         );
-        if field("mode") == "window" {
+        let mode = field("mode").as_str().unwrap_or("");
+        if mode == "idle" {
+            line = format!(
+                "{}: {} idle connections: server RSS {} MiB (before {} MiB), VmHWM {} MiB, {:.1} KiB per connection",
+                field("label").as_str().unwrap_or(""),
+                field("connections"),
+                mib("rss_kib"),
+                mib("rss_before_kib"),
+                mib("hwm_kib"),
+                number("kib_per_connection").unwrap_or(0.0),
+            );
+        } else if matches!(mode, "window" | "flood" | "never-read-neighbor") {
             line += &format!(
                 " {}: {} req/s, p50 {} us, p99 {} us, server CPU {} us/req, loadgen CPU {} us/req",
                 field("window"),
@@ -171,6 +185,21 @@ impl Report {
                 mib("held_rss_kib"),
                 field("writes_blocked"),
                 field("all_arrived"),
+            );
+        }
+        if mode == "flood" {
+            line += &format!(
+                ", {} connections, the flooding one {} req/s",
+                field("connections"),
+                number("flood_req_per_s").map_or("-".into(), |rate| format!("{rate:.0}")),
+            );
+        }
+        if mode == "never-read-neighbor" {
+            line += &format!(
+                ", never-reading connection: {:.1} MiB written, writes blocked: {}, RSS then {} MiB",
+                number("never_read_bytes_written").unwrap_or(0.0) / 1048576.0,
+                field("never_read_writes_blocked"),
+                mib("rss_at_stall_kib"),
             );
         }
         line += &format!(

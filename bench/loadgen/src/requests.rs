@@ -23,6 +23,13 @@ impl RequestShape {
         }
     }
 
+    /// Appends request `id`'s body (no header) to `out`.
+    pub fn push_body(&self, out: &mut Vec<u8>, id: u64) {
+        out.extend_from_slice(self.prefix);
+        push_decimal(out, id);
+        out.extend_from_slice(&self.suffix);
+    }
+
     /// Appends the frames of requests `first..` to `out`, at most `count` of them and stopping
     /// once `out` holds `MAX_WRITE` bytes; returns the id after the last one.
     pub fn render(&self, out: &mut Vec<u8>, first: u64, count: u64) -> u64 {
@@ -32,9 +39,7 @@ impl RequestShape {
             out.extend_from_slice(b"Content-Length: ");
             push_decimal(out, (self.prefix.len() + digits + self.suffix.len()) as u64);
             out.extend_from_slice(b"\r\n\r\n");
-            out.extend_from_slice(self.prefix);
-            push_decimal(out, id);
-            out.extend_from_slice(&self.suffix);
+            self.push_body(out, id);
             id += 1;
         }
         id

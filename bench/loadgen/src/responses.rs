@@ -62,29 +62,34 @@ impl Responses {
             .next_frame()
             .map_err(|err| format!("reading responses: {err}"))?
         {
-            let Some(found) = scan(body) else {
-                self.counts.malformed += 1;
-                continue;
-            };
-            if found.has_method {
-                self.counts.server_messages += 1;
-                continue;
-            }
-            let Some(id) = found.id.filter(|id| (1..=self.requests).contains(id)) else {
-                self.counts.unknown_ids += 1;
-                continue;
-            };
-            if std::mem::replace(&mut self.seen[(id - 1) as usize], true) {
-                self.counts.duplicates += 1;
-                continue;
-            }
-            self.counts.unique += 1;
-            self.last_ns = now;
-            self.latencies_ns
-                .push(now.saturating_sub(times.sent_ns(id)));
-            self.tally(&found);
+            self.take_body(body, times, now);
         }
         Ok(())
+    }
+
+    /// Takes one message's body; `now` is when it was read.
+    pub fn take_body(&mut self, body: &[u8], times: &SendTimes, now: u64) {
+        let Some(found) = scan(body) else {
+            self.counts.malformed += 1;
+            return;
+        };
+        if found.has_method {
+            self.counts.server_messages += 1;
+            return;
+        }
+        let Some(id) = found.id.filter(|id| (1..=self.requests).contains(id)) else {
+            self.counts.unknown_ids += 1;
+            return;
+        };
+        if std::mem::replace(&mut self.seen[(id - 1) as usize], true) {
+            self.counts.duplicates += 1;
+            return;
+        }
+        self.counts.unique += 1;
+        self.last_ns = now;
+        self.latencies_ns
+            .push(now.saturating_sub(times.sent_ns(id)));
+        self.tally(&found);
     }
 
     fn tally(&mut self, found: &Scan) {

@@ -6,9 +6,8 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
-use rustix::process::{kill_process, Pid, Signal};
-
 use crate::procfs;
+use crate::session::Stopper;
 
 /// Reading starts only once writing has finished or stalled, and the server was held so.
 #[derive(Clone, Copy, Debug)]
@@ -38,6 +37,8 @@ pub struct Sampler {
 
 pub struct SamplerConfig {
     pub pid: u32,
+    /// Ends the session at the timeout.
+    pub stopper: Stopper,
     pub delayed_read: Option<DelayedRead>,
     pub every: Duration,
     pub timeout: Duration,
@@ -71,9 +72,7 @@ fn sample(watch: &Watch, config: &SamplerConfig) {
         watch.peak_rss_kib.fetch_max(rss, Ordering::SeqCst);
         if started.elapsed() > config.timeout {
             watch.timed_out.store(true, Ordering::SeqCst);
-            if let Some(pid) = Pid::from_raw(config.pid as i32) {
-                let _ = kill_process(pid, Signal::KILL);
-            }
+            config.stopper.stop();
             config.io_thread.unpark();
             return;
         }

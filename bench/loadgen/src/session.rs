@@ -1,9 +1,12 @@
-//! The server process: spawning it on pipes, the handshake, and `shutdown` + `exit`.
+//! The server: spawning it on pipes or connecting to its Unix socket, the handshake, and
+//! `shutdown` + `exit`.
 
 use std::fs::File;
 use std::io::{self, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -12,11 +15,51 @@ use rustix::process::{kill_process, Pid, Signal};
 
 use crate::frame::{push_frame, scan, FrameReader};
 
+/// One session with the server: its stdin and stdout, or the two ends of one Unix socket.
 pub struct Server {
-    pub child: Child,
+    /// The process, when loadgen spawned it.
+    pub child: Option<Child>,
     pub pid: u32,
-    pub stdin: ChildStdin,
-    pub reader: FrameReader<ChildStdout>,
+    pub stdin: File,
+    pub reader: FrameReader<File>,
+    /// `stdin` is a socket (shared with `reader`): writes that must not block use `send`.
+    pub is_socket: bool,
+}
+
+impl Server {
+    /// Kills the server if loadgen spawned it; closes a connection otherwise.
+    pub fn kill(mut self) {
+        match self.child.as_mut() {
+            Some(child) => {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            None => {
+                let _ = rustix::net::shutdown(&self.stdin, rustix::net::Shutdown::Both);
+            }
+        }
+    }
+}
+
+/// Connects to a server listening on the Unix socket `path`; its pid is `pid`, else the
+/// socket's peer's.
+pub fn connect_unix(path: &Path, pid: Option<u32>) -> io::Result<Server> {
+    let stream = UnixStream::connect(path)?;
+    let pid = match pid {
+        Some(pid) => pid,
+        None => rustix::net::sockopt::socket_peercred(&stream)?
+            .pid
+            .as_raw_nonzero()
+            .get() as u32,
+    };
+    let reader = File::from(OwnedFd::from(stream.try_clone()?));
+    Ok(Server {
+        child: None,
+        pid,
+        stdin: File::from(OwnedFd::from(stream)),
+        reader: FrameReader::new(reader),
+        is_socket: true,
+    })
 }
 
 pub fn spawn(command: &[String], stderr: Option<&Path>) -> io::Result<Server> {
@@ -39,9 +82,10 @@ pub fn spawn(command: &[String], stderr: Option<&Path>) -> io::Result<Server> {
     };
     Ok(Server {
         pid: child.id(),
-        child,
-        stdin,
-        reader: FrameReader::new(stdout),
+        child: Some(child),
+        stdin: File::from(OwnedFd::from(stdin)),
+        reader: FrameReader::new(File::from(OwnedFd::from(stdout))),
+        is_socket: false,
     })
 }
 
@@ -74,21 +118,47 @@ fn call(server: &mut Server, id: u64, method: &str, params: Option<&str>) -> Res
     }
 }
 
-fn send(stdin: &mut ChildStdin, body: &str) -> io::Result<()> {
+fn send(stdin: &mut File, body: &str) -> io::Result<()> {
     let mut frame = Vec::with_capacity(body.len() + 32);
     push_frame(&mut frame, body.as_bytes());
     stdin.write_all(&frame)?;
     stdin.flush()
 }
 
-/// Runs `work`, killing the server if it takes longer than `limit` (so a blocked read ends).
-fn killing_after<T>(pid: u32, limit: Duration, work: impl FnOnce() -> T) -> T {
+/// How a blocked session is ended: killing the spawned server, or shutting down the socket.
+pub enum Stopper {
+    Process(u32),
+    Socket(OwnedFd),
+}
+
+impl Stopper {
+    pub fn of(server: &Server) -> Stopper {
+        match (&server.child, server.stdin.try_clone()) {
+            (None, Ok(socket)) => Stopper::Socket(OwnedFd::from(socket)),
+            _ => Stopper::Process(server.pid),
+        }
+    }
+
+    pub fn stop(&self) {
+        match self {
+            Stopper::Process(pid) => {
+                if let Some(pid) = Pid::from_raw(*pid as i32) {
+                    let _ = kill_process(pid, Signal::KILL);
+                }
+            }
+            Stopper::Socket(socket) => {
+                let _ = rustix::net::shutdown(socket, rustix::net::Shutdown::Both);
+            }
+        }
+    }
+}
+
+/// Runs `work`, stopping the server if it takes longer than `limit` (so a blocked read ends).
+fn killing_after<T>(stopper: Stopper, limit: Duration, work: impl FnOnce() -> T) -> T {
     let (done, finished) = mpsc::channel::<()>();
     let watchdog = thread::spawn(move || {
         if let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(limit) {
-            if let Some(pid) = Pid::from_raw(pid as i32) {
-                let _ = kill_process(pid, Signal::KILL);
-            }
+            stopper.stop();
         }
     });
     let result = work();
@@ -105,8 +175,7 @@ pub fn handshake(
     lsp: bool,
     limit: Duration,
 ) -> Result<(), String> {
-    let pid = server.pid;
-    let initialized = killing_after(pid, limit, || {
+    let initialized = killing_after(Stopper::of(server), limit, || {
         call(server, 0, "initialize", Some(init_params))
     });
     if !initialized? {
@@ -133,6 +202,8 @@ pub struct Ending {
     pub exit_ms: f64,
     /// Loadgen had to kill the server: it had not exited within the grace period.
     pub killed: bool,
+    /// Loadgen connected to a running server: its exit is not waited for.
+    pub connected: bool,
     pub error: Option<String>,
 }
 
@@ -140,7 +211,7 @@ pub struct Ending {
 /// takes longer than `grace`).
 pub fn finish(mut server: Server, shutdown_id: u64, grace: Duration) -> Ending {
     let mut ending = Ending::default();
-    let answered = killing_after(server.pid, grace, || {
+    let answered = killing_after(Stopper::of(&server), grace, || {
         call(&mut server, shutdown_id, "shutdown", None)
     });
     match answered {
@@ -149,15 +220,20 @@ pub fn finish(mut server: Server, shutdown_id: u64, grace: Duration) -> Ending {
     }
     let exit_sent = Instant::now();
     let _ = send(&mut server.stdin, r#"{"jsonrpc":"2.0","method":"exit"}"#);
-    drop(server.stdin);
-    let status = wait_with_deadline(&mut server.child, exit_sent + grace);
+    let Some(mut child) = server.child.take() else {
+        ending.connected = true;
+        server.kill();
+        return ending;
+    };
+    drop(server);
+    let status = wait_with_deadline(&mut child, exit_sent + grace);
     ending.exit_ms = exit_sent.elapsed().as_secs_f64() * 1e3;
     match status {
         Some(status) => record_status(&mut ending, status),
         None => {
             ending.killed = true;
-            let _ = server.child.kill();
-            if let Ok(status) = server.child.wait() {
+            let _ = child.kill();
+            if let Ok(status) = child.wait() {
                 record_status(&mut ending, status);
             }
         }

@@ -8,6 +8,7 @@ use std::thread;
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+use rustix::net::{send, SendFlags};
 
 use crate::load::{Plan, GATE_POLL};
 use crate::requests::{RequestShape, SendTimes, MAX_WRITE};
@@ -22,8 +23,11 @@ pub fn drive(
     times: &SendTimes,
     responses: &mut Responses,
 ) -> Result<(), String> {
+    // A socket's two ends share one file description: its writes don't block by flag instead.
     let flags = fcntl_getfl(&server.stdin).map_err(|err| err.to_string())?;
-    fcntl_setfl(&server.stdin, flags | OFlags::NONBLOCK).map_err(|err| err.to_string())?;
+    if !server.is_socket {
+        fcntl_setfl(&server.stdin, flags | OFlags::NONBLOCK).map_err(|err| err.to_string())?;
+    }
     let mut io = Loop {
         shape: RequestShape::new(&plan.method, &plan.params),
         requests: plan.requests,
@@ -99,7 +103,13 @@ impl Loop {
     /// Writes what is pending; `Ok(true)` when the pipe is full.
     fn write(&mut self, server: &mut Server, watch: &Watch) -> Result<bool, String> {
         while self.written < self.pending.len() {
-            match server.stdin.write(&self.pending[self.written..]) {
+            let pending = &self.pending[self.written..];
+            let written = if server.is_socket {
+                send(&server.stdin, pending, SendFlags::DONTWAIT).map_err(io::Error::from)
+            } else {
+                server.stdin.write(pending)
+            };
+            match written {
                 Ok(count) => {
                     self.written += count;
                     watch

@@ -2,8 +2,8 @@
 //! a reader (the calling thread) that is always waiting in `read(2)`, matches responses and hands
 //! credits back at once. Reading overlaps writing, so at wide windows both sides batch more.
 
+use std::fs::File;
 use std::io::Write;
-use std::process::ChildStdin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::{self, Thread};
 
@@ -47,7 +47,7 @@ pub fn drive(
 }
 
 fn write_requests(
-    stdin: &mut ChildStdin,
+    stdin: &mut File,
     plan: &Plan,
     watch: &Watch,
     times: &SendTimes,
@@ -92,7 +92,7 @@ fn write_requests(
 }
 
 fn read_responses(
-    reader: &mut crate::frame::FrameReader<std::process::ChildStdout>,
+    reader: &mut crate::frame::FrameReader<File>,
     watch: &Watch,
     times: &SendTimes,
     responses: &mut Responses,

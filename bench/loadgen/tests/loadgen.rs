@@ -74,7 +74,8 @@ fn duplicate_responses_fail_the_run() {
 #[test]
 fn a_missing_response_times_out() {
     for io in IO_LOOPS {
-        let options = ["-n", "20", "-w", "4", "--timeout-s", "2", "--io", io];
+        // Long enough for python3 to start and answer `initialize` on a busy machine.
+        let options = ["-n", "20", "-w", "4", "--timeout-s", "5", "--io", io];
         let (code, figures) = loadgen("drop", &options);
         assert_eq!(code, 1);
         assert_eq!(figures["timed_out"], true);
