@@ -16,7 +16,7 @@ use crate::store::{EnvironmentRecord, StoreError};
 /// An environment as the collection weighs it.
 struct Candidate {
     id: String,
-    last_used_unix_ms: u64,
+    last_used: std::time::SystemTime,
     disk_bytes: u64,
 }
 
@@ -34,7 +34,7 @@ impl Environments {
                 let doing = "weighing the environments on the blocking pool";
                 store_error(StoreError::io(doing, std::io::Error::other(e)))
             })?;
-        candidates.sort_by(|a, b| (a.last_used_unix_ms, &a.id).cmp(&(b.last_used_unix_ms, &b.id)));
+        candidates.sort_by(|a, b| (a.last_used, &a.id).cmp(&(b.last_used, &b.id)));
         let mut total: u64 = candidates.iter().map(|c| c.disk_bytes).sum();
         let running = current_stack();
         let mut deleted = Vec::new();
@@ -73,7 +73,7 @@ fn weigh(store: &crate::store::Store, records: Vec<EnvironmentRecord>) -> Vec<Ca
         .map(|record| {
             let root: PathBuf = record.root.clone();
             Candidate {
-                last_used_unix_ms: store.last_used_unix_ms(&record),
+                last_used: store.last_used(&record),
                 disk_bytes: disk_bytes(&root).unwrap_or(0),
                 id: record.id,
             }

@@ -9,7 +9,7 @@
 //! Every use of an environment touches its use-lock file (see `removal::acquire_use`), whose
 //! modification time is then when it was last used.
 
-use std::time::UNIX_EPOCH;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::error::StoreError;
 use super::index::{Durability, IndexWriter, Space};
@@ -94,19 +94,20 @@ impl Store {
     }
 
     /// When `record`'s environment was last used (created, reused, got, executed in, installed
-    /// into or uninstalled from, in any process), in milliseconds since the Unix epoch. Blocking:
-    /// one `lstat`.
-    pub fn last_used_unix_ms(&self, record: &EnvironmentRecord) -> u64 {
-        let touched = std::fs::symlink_metadata(self.layout.use_lock(&record.id))
+    /// into or uninstalled from, in any process). Blocking: one `lstat`.
+    pub fn last_used(&self, record: &EnvironmentRecord) -> SystemTime {
+        let created = UNIX_EPOCH + Duration::from_millis(record.created_at_unix_ms);
+        match std::fs::symlink_metadata(self.layout.use_lock(&record.id))
             .and_then(|metadata| metadata.modified())
-            .ok()
-            .and_then(|modified| modified.duration_since(UNIX_EPOCH).ok())
-            .map(|since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX));
-        touched.unwrap_or(0).max(record.created_at_unix_ms)
+        {
+            Ok(touched) => touched.max(created),
+            Err(_) => created,
+        }
     }
 }
 
-/// Marks the environment whose use-lock is `lock` as used now. A failure only makes it look
+/// Marks the environment whose use-lock is `lock` as used now, to the nanosecond (an explicit
+/// time: the kernel's own stamps are only as fine as its tick). A failure only makes it look
 /// older to `environment/gc`.
 pub(crate) fn touch(lock: &PathLock) {
     if let Err(error) = lock.set_modified_now() {
