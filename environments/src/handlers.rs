@@ -164,20 +164,15 @@ impl Environments {
     }
 
     pub(super) async fn get(self, in_use: UseToken, _: IdParams) -> Answer<EnvironmentDetails> {
-        let record = self.hold(in_use).await?.record().clone();
+        let held = self.hold(in_use).await?;
+        let record = held.record().clone();
         let backend = self.backend(&record.backend)?;
-        let root = record.root.clone();
-        let weighed = tokio::task::spawn_blocking(move || super::disk_use::disk_bytes(&root));
-        let (description, weighed) = tokio::join!(self.describe(backend, &record.root), weighed);
-        let disk_bytes = match weighed {
-            Ok(Ok(bytes)) => bytes,
-            Ok(Err(e)) => return Err(describe_failed(&record, e)),
-            Err(e) => return Err(describe_failed(&record, std::io::Error::other(e))),
-        };
-        let mut details = details(record, description?);
+        let view = self.view(backend, &record).await?;
+        drop(held);
+        let mut details = details(record, view.description);
         details
             .extra
-            .insert("disk_bytes".into(), Value::from(disk_bytes));
+            .insert("disk_bytes".into(), Value::from(view.disk_bytes));
         Ok(details)
     }
 
@@ -236,6 +231,7 @@ impl Environments {
                 .await
                 .map_err(store_error)?;
         }
+        let _changing = self.changing(&record.id);
         backend
             .call(RunRequest {
                 root: record.root.clone(),
@@ -308,6 +304,7 @@ impl Environments {
             );
         }
         let id = release.environment_id.clone();
+        self.inner.views.forget(&id);
         match self.backend(&backend_name) {
             Ok(backend) => {
                 if let Err(e) = backend.call(release).await {
@@ -353,7 +350,7 @@ impl Environments {
 }
 
 /// `-32000` `describe-failed`: what `record`'s files hold could not be measured.
-fn describe_failed(record: &EnvironmentRecord, e: std::io::Error) -> ErrorObjectOwned {
+pub(super) fn describe_failed(record: &EnvironmentRecord, e: std::io::Error) -> ErrorObjectOwned {
     let detail = format!("cannot measure the files of {}: {e}", record.root.display());
     super::failure::execution_failed("disk use", &FailureReason::DescribeFailed, &detail, &e)
 }

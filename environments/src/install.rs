@@ -40,6 +40,7 @@ impl Environments {
         let record = guard.record().clone();
         let backend = self.backend(&record.backend)?;
         self.stop_reuse(&record.id).await?;
+        let _changing = self.changing(&record.id);
         let progress = Progress::new(notifier, params.work_done_token.clone());
         let count = params.packages.len();
         let title = format!(
@@ -90,6 +91,7 @@ impl Environments {
         let record = guard.record().clone();
         let backend = self.backend(&record.backend)?;
         self.stop_reuse(&record.id).await?;
+        let _changing = self.changing(&record.id);
         let _turn = self.install_turn(&record.id, &record.root).await?;
         let sandbox = self
             .confines_installs(&record.id)

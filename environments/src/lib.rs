@@ -28,6 +28,7 @@ mod reuse;
 pub mod store;
 mod streaming;
 mod usage;
+mod views;
 
 use std::sync::Arc;
 
@@ -83,6 +84,8 @@ struct Inner {
     journal: changes::Journal,
     /// Where the journal's changes go, with change notifications on.
     changes: Option<Broadcast>,
+    /// What `get` last found in each environment's files.
+    views: views::Views,
 }
 
 impl Environments {
@@ -111,6 +114,7 @@ impl Environments {
                 allowed_cwds: Arc::from([]),
                 journal,
                 changes: None,
+                views: views::Views::default(),
             }),
         }
     }
@@ -178,6 +182,7 @@ impl Environments {
             allowed_cwds: inner.allowed_cwds.clone(),
             journal: inner.journal.clone(),
             changes: inner.changes.clone(),
+            views: inner.views.clone(),
         };
         change(&mut rebuilt);
         Environments {

@@ -20,3 +20,4 @@ mod python_downloads;
 mod reuse;
 mod sandbox;
 mod streaming;
+mod views;

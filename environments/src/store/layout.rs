@@ -8,8 +8,12 @@
 //!                             a full file system (see reserve.rs)
 //! <dir>/environments/<id>/    environment roots
 //! <dir>/locks/<id>.owner      exclusive flock held by a live reservation
-//! <dir>/locks/<id>.use        shared by users of an environment, exclusive while deleting it
+//! <dir>/locks/<id>.use        shared by users of an environment, exclusive while deleting it;
+//!                             its modification time is when <id> was last used
 //! <dir>/locks/<id>.delete     exclusive flock held by a deletion of <id>, waiting or not
+//! <dir>/locks/<id>.sandboxed  <id> has run sandboxed code
+//! <dir>/locks/<id>.changed    modified when a request starts or ends changing <id>'s files
+//! <dir>/locks/<key>.reuse     exclusive flock: the turn to build the environment of a key
 //! <dir>/trash/<id>.<nonce>    directories on their way out
 //! ```
 //!

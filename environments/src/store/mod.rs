@@ -28,6 +28,7 @@
 //! same poll as its answer.
 
 mod cache;
+mod changed;
 mod error;
 mod in_flight;
 mod index;
@@ -47,6 +48,7 @@ mod writer;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use changed::ChangeStamp;
 pub use error::StoreError;
 pub(crate) use lock::{LockMode, PathLock};
 pub use record::{

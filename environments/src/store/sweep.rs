@@ -168,7 +168,7 @@ fn delete_unused_lock_files(
             continue;
         };
         let wanted = match kind {
-            "use" | super::sandboxed::KIND => !committed.contains(id),
+            "use" | super::sandboxed::KIND | super::changed::KIND => !committed.contains(id),
             "owner" | "delete" => true,
             super::reuse::KIND => is_reuse_key(id),
             _ => false,
