@@ -148,3 +148,11 @@ def _environment(settings: Dict[str, str]):
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def events(node_dir: Path) -> List[str]:
+    """The plugin's event lines on a node (`wsp-ray.log`): built, reused, released, gc."""
+    try:
+        return (node_dir / "wsp-ray.log").read_text().splitlines()
+    except FileNotFoundError:
+        return []

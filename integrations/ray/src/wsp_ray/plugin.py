@@ -43,9 +43,15 @@ class WspPlugin(RuntimeEnvPlugin):
         os.environ.setdefault("RAY_RUNTIME_ENV_WSP_CACHE_SIZE_GB", "0")
         self._node: Optional[NodeServer] = None
         self._start_lock: Optional[asyncio.Lock] = None
-        self._state_lock = threading.Lock()
+        # Guards the maps below and, as a condition, orders gc against creates: a gc runs only
+        # while no create is in flight (so it never deletes an environment that a create has
+        # answered but not yet registered as in use) and a create waits for a running gc.
+        self._state_lock = threading.Condition()
+        self._creating = 0
+        self._collecting = False
         self._environments: Dict[str, dict] = {}
         self._in_use: Set[str] = set()
+        self._events: Optional[logging.Logger] = None
 
     @staticmethod
     def validate(runtime_env_dict: dict) -> None:
@@ -66,6 +72,21 @@ class WspPlugin(RuntimeEnvPlugin):
         if self._node is None:
             self._node = config.node_server()
         return self._node
+
+    def _event(self, message: str, *args) -> None:
+        """One line in the node's `wsp-ray.log`: built, reused, released, gc deleted, started."""
+        if self._events is None:
+            self._events = logging.getLogger(f"wsp_ray.events.{id(self)}")
+            self._events.propagate = False
+            self._events.setLevel(logging.INFO)
+            try:
+                self.node.base_dir.mkdir(parents=True, exist_ok=True)
+                handler = logging.FileHandler(self.node.base_dir / "wsp-ray.log")
+                handler.setFormatter(logging.Formatter("%(asctime)s pid=%(process)d %(message)s"))
+                self._events.addHandler(handler)
+            except OSError:
+                self._events.addHandler(logging.NullHandler())
+        self._events.info(message, *args)
 
     async def create(self, uri: Optional[str], runtime_env, context, logger: logging.Logger) -> float:
         spec = runtime_env.get("wsp")
@@ -98,6 +119,7 @@ class WspPlugin(RuntimeEnvPlugin):
                     return
                 process = node.spawn()
                 await loop.run_in_executor(None, node.wait_ready, process)
+                self._event("started the wsp server, pid %d", process.pid)
             except (OSError, RuntimeError) as error:
                 raise _setup_error(f"could not start the node's wsp server: {error}") from error
             finally:
@@ -106,17 +128,15 @@ class WspPlugin(RuntimeEnvPlugin):
 
     def _create_environment(self, uri: str, spec: dict, logger: logging.Logger) -> dict:
         params = create_params(spec, default_python=platform.python_version(), name=f"ray-{uri[len('wsp://'):][:16]}")
+        with self._state_lock:
+            while self._collecting:
+                self._state_lock.wait()
+            self._creating += 1
         try:
-            with self.node.connect_only() as connection:
-                reuse = GC_FEATURE in connection.features
-                if reuse:
-                    params["reuse"] = True
-                else:
-                    logger.warning("wsp-ray: this wsp server cannot reuse environments; building %s anew", uri)
-                    params["name"] = f"{params['name']}-{os.urandom(4).hex()}"
-                details = connection.request("environment/create", params)
-        except WspError as error:
-            raise _setup_error(error.describe()) from error
+            details = self._request_create(uri, params, logger)
+        finally:
+            with self._state_lock:
+                self._creating -= 1
         extra = details.get("extra", {})
         version = extra.get("python_full_version", "")
         ray_python = "%d.%d" % sys.version_info[:2]
@@ -133,10 +153,26 @@ class WspPlugin(RuntimeEnvPlugin):
             extra.get("reused"),
             details.get("interpreter_path"),
         )
+        self._event("%s %s %s", "reused" if extra.get("reused") else "built", uri, details.get("id"))
+        self._collect_garbage(logger)
+        return details
+
+    def _request_create(self, uri: str, params: dict, logger: logging.Logger) -> dict:
+        """Sends `environment/create` and registers the answer as in use before the create
+        counts as finished."""
+        try:
+            with self.node.connect_only() as connection:
+                if GC_FEATURE in connection.features:
+                    params["reuse"] = True
+                else:
+                    logger.warning("wsp-ray: this wsp server cannot reuse environments; building %s anew", uri)
+                    params["name"] = f"{params['name']}-{os.urandom(4).hex()}"
+                details = connection.request("environment/create", params)
+        except WspError as error:
+            raise _setup_error(error.describe()) from error
         with self._state_lock:
             self._environments[uri] = details
             self._in_use.add(uri)
-        self._collect_garbage(logger)
         return details
 
     def modify_context(self, uris: List[str], runtime_env, context, logger: logging.Logger) -> None:
@@ -157,7 +193,9 @@ class WspPlugin(RuntimeEnvPlugin):
         first, when the store is past its bound."""
         with self._state_lock:
             self._in_use.discard(uri)
-        return float(self._collect_garbage(logger))
+        freed = self._collect_garbage(logger)
+        self._event("released %s", uri)
+        return float(freed)
 
     def _collect_garbage(self, logger: logging.Logger) -> int:
         """Runs `environment/gc` with the bound, raised to what the environments Ray uses take
@@ -168,21 +206,41 @@ class WspPlugin(RuntimeEnvPlugin):
                 if GC_FEATURE not in connection.features:
                     return 0
                 with self._state_lock:
+                    if self._creating:
+                        return 0  # the last create to finish collects
+                    self._collecting = True
                     in_use = [self._environments[uri]["id"] for uri in self._in_use if uri in self._environments]
-                used_bytes = 0
-                for environment_id in in_use:
-                    details = connection.request("environment/get", {"id": environment_id})
-                    used_bytes += int(details.get("extra", {}).get("disk_bytes", 0))
-                before = connection.request("environment/gc", {"keep_bytes": 2**62})["disk_bytes"]
-                result = connection.request("environment/gc", {"keep_bytes": max(keep_bytes, used_bytes)})
+                try:
+                    before, result = self._gc_keeping(connection, in_use, keep_bytes)
+                finally:
+                    with self._state_lock:
+                        self._collecting = False
+                        self._state_lock.notify_all()
         except (WspError, WspConnectionLost) as error:
             logger.warning("wsp-ray: gc failed: %s", error)
             return 0
         deleted = set(result.get("deleted", []))
         if deleted:
-            logger.info("wsp-ray: gc deleted %s, %s bytes left", sorted(deleted), result.get("disk_bytes"))
+            logger.info("wsp-ray: gc deleted %s, %s bytes left", result.get("deleted"), result.get("disk_bytes"))
+            self._event("gc deleted %s, %s bytes left", " ".join(result.get("deleted", [])), result.get("disk_bytes"))
             with self._state_lock:
                 for uri, details in list(self._environments.items()):
                     if details["id"] in deleted:
                         del self._environments[uri]
         return max(0, int(before) - int(result.get("disk_bytes", 0)))
+
+    @staticmethod
+    def _gc_keeping(connection, in_use: List[str], keep_bytes: int):
+        """Touches the environments in use (`environment/get`: they become the most recently
+        used) and runs `environment/gc` with the bound raised to their size; returns the store's
+        size before and gc's answer."""
+        used_bytes = 0
+        for environment_id in in_use:
+            try:
+                details = connection.request("environment/get", {"id": environment_id})
+            except WspError:
+                continue  # deleted by someone else; nothing to keep
+            used_bytes += int(details.get("extra", {}).get("disk_bytes", 0))
+        before = connection.request("environment/gc", {"keep_bytes": 2**62})["disk_bytes"]
+        result = connection.request("environment/gc", {"keep_bytes": max(keep_bytes, used_bytes)})
+        return before, result
