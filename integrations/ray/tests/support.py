@@ -95,6 +95,7 @@ class LocalCluster:
         os.environ["RAY_RUNTIME_ENV_PLUGINS"] = PLUGINS
         self.cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, **NODE_ARGS})
         self.node_dirs: Dict[str, Path] = {}
+        self.nodes: list = []
         ray.init(address=self.cluster.address, logging_level="warning", log_to_driver=False)
 
     def add_node(self, node_dir: Optional[Path], num_cpus: int = 2, **wsp_settings: str) -> str:
@@ -106,12 +107,25 @@ class LocalCluster:
         with _environment(settings):
             node = self.cluster.add_node(num_cpus=num_cpus, **NODE_ARGS)
         self.cluster.wait_for_nodes()
+        self.nodes.append(node)
         if node_dir is not None:
             self.node_dirs[node.node_id] = node_dir
         return node.node_id
 
+    def remove_added_nodes(self) -> None:
+        """Removes the nodes a test added (their agents exit, and with them their servers)."""
+        try:
+            for node in self.nodes:
+                self.cluster.remove_node(node)
+        finally:
+            self.nodes.clear()
+            for node_dir in self.node_dirs.values():
+                stop_server(node_dir)
+            self.node_dirs.clear()
+
     def shutdown(self) -> None:
         try:
+            self.remove_added_nodes()
             ray.shutdown()
             self.cluster.shutdown()
         finally:
@@ -119,8 +133,6 @@ class LocalCluster:
                 os.environ.pop("RAY_RUNTIME_ENV_PLUGINS", None)
             else:
                 os.environ["RAY_RUNTIME_ENV_PLUGINS"] = self._saved
-            for node_dir in self.node_dirs.values():
-                stop_server(node_dir)
 
 
 def server_pid(node_dir: Path) -> int:
@@ -156,3 +168,37 @@ def events(node_dir: Path) -> List[str]:
         return (node_dir / "wsp-ray.log").read_text().splitlines()
     except FileNotFoundError:
         return []
+
+
+def wait_for_event(node_dir: Path, fragment: str, timeout: float = 120.0) -> str:
+    """Waits until the node's `wsp-ray.log` has a line containing `fragment` and returns it."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for line in events(node_dir):
+            if fragment in line:
+                return line
+        time.sleep(0.02)
+    raise AssertionError(f"no {fragment!r} in {node_dir / 'wsp-ray.log'} after {timeout}s: {events(node_dir)}")
+
+
+def wsp_over_socket(node_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    """A `wsp --connect unix:<node's socket>` command: the node's own server answers."""
+    return wsp("--connect", f"unix:{node_dir / 'wsp.sock'}", *args)
+
+
+def uri_for(spec: dict) -> str:
+    from wsp_ray.spec import uri_of
+
+    return uri_of(spec)
+
+
+@ray.remote(num_cpus=0)
+class Holder:
+    """An actor whose worker holds its runtime env (and so its wsp environment) while it lives."""
+
+    def where(self) -> str:
+        import sys
+
+        return sys.executable

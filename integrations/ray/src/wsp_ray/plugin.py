@@ -132,6 +132,7 @@ class WspPlugin(RuntimeEnvPlugin):
             while self._collecting:
                 self._state_lock.wait()
             self._creating += 1
+        self._event("creating %s", uri)
         try:
             details = self._request_create(uri, params, logger)
         finally:
