@@ -1,0 +1,117 @@
+"""wsp-ray against Ray's own `pip` and `uv` runtime envs, on one local Ray cluster, with the same
+packages from a local mirror: the time from submitting 100 tasks to the first result and to all
+100, cold (a spec this cluster has never built) and warm (the same spec again, in a new job).
+
+    pip download --dest MIRROR pandas==2.3.3          # the mirror, made once
+    python integrations/ray/bench.py --mirror MIRROR --packages pandas==2.3.3 --reps 3
+
+Needs ray, uv (for Ray's own uv runtime env) and wsp-ray in the Python that runs it. Each cold
+spec is made distinct by a tiny salt wheel of its own, added to the mirror's copy here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import ray
+from ray.cluster_utils import Cluster
+
+sys.path.insert(0, str(Path(__file__).parent / "tests"))
+from support import make_wheel  # noqa: E402
+
+MODES = ("wsp", "pip", "uv")
+
+
+@ray.remote(num_cpus=1)
+def use(module: str) -> str:
+    import importlib
+    import sys
+
+    importlib.import_module(module)
+    return sys.executable
+
+
+def runtime_env(mode: str, packages: list, mirror: Path, backend: str) -> dict:
+    local = ["--no-index", "--find-links", str(mirror)]
+    if mode == "wsp":
+        return {"wsp": {"packages": packages, "find_links": [str(mirror)], "no_index": True, "backend": backend}}
+    if mode == "pip":
+        return {"pip": {"packages": packages, "pip_install_options": local}}
+    return {"uv": {"packages": packages, "uv_pip_install_options": local}}
+
+
+def one_job(address: str, env: dict, module: str, tasks: int) -> dict:
+    """A new job (a new driver connection) that submits `tasks` tasks at once."""
+    ray.init(address=address, logging_level="error", log_to_driver=False)
+    try:
+        start = time.perf_counter()
+        refs = [use.options(runtime_env=env).remote(module) for _ in range(tasks)]
+        ready, _ = ray.wait(refs, num_returns=1, timeout=1800)
+        ray.get(ready)
+        first = time.perf_counter() - start
+        executables = set(ray.get(refs, timeout=1800))
+        every = time.perf_counter() - start
+    finally:
+        ray.shutdown()
+    return {"first_s": round(first, 3), "all_s": round(every, 3), "executables": sorted(executables)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mirror", type=Path, required=True, help="a directory of wheels (pip download)")
+    parser.add_argument("--packages", nargs="+", required=True)
+    parser.add_argument("--module", default=None, help="what the tasks import (default: the first package)")
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--tasks", type=int, default=100)
+    parser.add_argument("--cpus", type=int, default=2)
+    parser.add_argument("--backend", default="venv", help="wsp's backend: venv, uv or conda")
+    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
+    parser.add_argument("--out", type=Path, default=None, help="write every measurement here (JSON)")
+    args = parser.parse_args()
+    module = args.module or args.packages[0].split("==")[0].split("[")[0].replace("-", "_")
+
+    work = Path(tempfile.mkdtemp(prefix="wsp-ray-bench-"))
+    mirror = work / "mirror"
+    shutil.copytree(args.mirror, mirror)
+    os.environ["RAY_RUNTIME_ENV_PLUGINS"] = json.dumps([{"class": "wsp_ray.WspPlugin"}])
+    os.environ["WSP_RAY_DIR"] = str(work / "wsp")
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": args.cpus, "include_dashboard": False})
+    results = []
+    try:
+        for rep in range(args.reps):
+            for mode in args.modes:
+                salt = f"wsp_ray_bench_salt_{mode}_{rep}"
+                make_wheel(mirror, salt, "1.0")
+                env = runtime_env(mode, [*args.packages, f"{salt}==1.0"], mirror, args.backend)
+                for temperature in ("cold", "warm"):
+                    measured = one_job(cluster.address, env, module, args.tasks)
+                    measured.update(mode=mode, rep=rep, temperature=temperature)
+                    print(json.dumps(measured), flush=True)
+                    results.append(measured)
+    finally:
+        cluster.shutdown()
+        shutil.rmtree(work, ignore_errors=True)
+
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=1))
+    print(f"\nmedians of {args.reps} runs, {args.tasks} tasks, packages {' '.join(args.packages)}:")
+    print("| runtime env | cold: first result | cold: 100 results | warm: first result | warm: 100 results |")
+    print("| --- | --- | --- | --- | --- |")
+    for mode in args.modes:
+        cells = []
+        for temperature in ("cold", "warm"):
+            runs = [r for r in results if r["mode"] == mode and r["temperature"] == temperature]
+            cells += [f"{statistics.median(r[key] for r in runs):.2f} s" for key in ("first_s", "all_s")]
+        print(f"| `{mode}` | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
