@@ -22,6 +22,8 @@ from wsp_ray.server import wsp_binary
 
 PLUGINS = json.dumps([{"class": "wsp_ray.WspPlugin"}])
 NODE_ARGS = {"object_store_memory": 78 * 1024 * 1024, "include_dashboard": False}
+# Workers start only for tasks (none ahead of time for the driver's default environment).
+HEAD_ARGS = {"_system_config": {"prestart_worker_first_driver": False, "enable_worker_prestart": False}}
 
 
 def make_wheel(directory: Path, name: str, version: str) -> Path:
@@ -93,12 +95,12 @@ class LocalCluster:
     def __init__(self):
         self._saved = os.environ.get("RAY_RUNTIME_ENV_PLUGINS")
         os.environ["RAY_RUNTIME_ENV_PLUGINS"] = PLUGINS
-        self.cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, **NODE_ARGS})
+        self.cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, **NODE_ARGS, **HEAD_ARGS})
         self.node_dirs: Dict[str, Path] = {}
         self.nodes: list = []
         ray.init(address=self.cluster.address, logging_level="warning", log_to_driver=False)
 
-    def add_node(self, node_dir: Optional[Path], num_cpus: int = 2, **wsp_settings: str) -> str:
+    def add_node(self, node_dir: Optional[Path], num_cpus: int = 1, **wsp_settings: str) -> str:
         """Adds a node whose runtime env agent sees `WSP_RAY_DIR=node_dir` and the settings
         given (`WSP_RAY_KEEP_BYTES=...`); returns its node id."""
         settings = dict(wsp_settings)
