@@ -103,7 +103,8 @@ def main() -> None:
     if args.out:
         args.out.write_text(json.dumps(results, indent=1))
     print(f"\nmedians of {args.reps} runs, {args.tasks} tasks, packages {' '.join(args.packages)}:")
-    print("| runtime env | cold: first result | cold: 100 results | warm: first result | warm: 100 results |")
+    n = args.tasks
+    print(f"| runtime env | cold: first result | cold: {n} results | warm: first result | warm: {n} results |")
     print("| --- | --- | --- | --- | --- |")
     for mode in args.modes:
         cells = []

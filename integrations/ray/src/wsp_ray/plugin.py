@@ -97,8 +97,12 @@ class WspPlugin(RuntimeEnvPlugin):
             details = await loop.run_in_executor(None, self._create_environment, uri, spec, logger)
         except WspConnectionLost as lost:
             logger.warning("wsp-ray: lost the wsp server (%s); starting it again", lost)
+            self._event("lost the wsp server: %s", lost)
             await self._ensure_server(loop)
-            details = await loop.run_in_executor(None, self._create_environment, uri, spec, logger)
+            try:
+                details = await loop.run_in_executor(None, self._create_environment, uri, spec, logger)
+            except WspConnectionLost as again:
+                raise _setup_error(f"lost the wsp server twice: {again}\n{self.node.log_tail()}") from again
         return float(details.get("extra", {}).get("disk_bytes", 0) or 1)
 
     async def _ensure_server(self, loop: asyncio.AbstractEventLoop) -> None:
