@@ -16,10 +16,12 @@ def test_each_node_builds_once_and_runs_tasks_in_the_environment(cluster, tmp_pa
     make_wheel(wheels, "wsp_ray_probe", "1.2.3")
     spec = {"python": platform.python_version(), "packages": ["wsp_ray_probe==1.2.3"],
             "find_links": [str(wheels)], "no_index": True}
-    nodes = {cluster.add_node(tmp_path / f"node-{index}"): tmp_path / f"node-{index}" for index in range(2)}
+    # Two CPUs a node, so that its two runtime envs (below) are set up at the same time.
+    nodes = {cluster.add_node(tmp_path / f"node-{index}", num_cpus=2): tmp_path / f"node-{index}" for index in range(2)}
 
     # Two runtime envs per node that differ only in env_vars: Ray sets each up on its own,
-    # both ask the plugin for the same wsp spec at once, and wsp builds it once.
+    # both ask the plugin for the same wsp spec at once (Ray's URI cache only knows a URI
+    # once its first create has returned), and wsp builds it once.
     pending = []
     for node_id in nodes:
         for index in range(TASKS_PER_NODE):
@@ -39,7 +41,10 @@ def test_each_node_builds_once_and_runs_tasks_in_the_environment(cluster, tmp_pa
     for node_id, node_dir in nodes.items():
         environments = store_environments(node_dir / "state")
         assert len(environments) == 1, environments
-        built = [line for line in events(node_dir) if " built " in line]
-        assert len(built) == 1, events(node_dir)
+        lines = events(node_dir)
+        assert len([line for line in lines if " built " in line]) == 1, lines
+        # Whether the second setup came while the first was building (wsp answered it with the
+        # same environment, reused) or after (Ray's cache answered it), nothing was built twice.
+        assert len([line for line in lines if " creating " in line]) in (1, 2), lines
         used = {info["environment"] for seen_on, info in results if seen_on == node_id}
         assert used == {environments[0]["id"]}
