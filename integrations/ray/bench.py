@@ -45,7 +45,8 @@ def runtime_env(mode: str, packages: list, mirror: Path, backend: str) -> dict:
         return {"wsp": {"packages": packages, "find_links": [str(mirror)], "no_index": True, "backend": backend}}
     if mode == "pip":
         return {"pip": {"packages": packages, "pip_install_options": local}}
-    return {"uv": {"packages": packages, "uv_pip_install_options": local}}
+    # Ray's default uv options are ["--no-cache"]; giving options replaces them, so it is kept.
+    return {"uv": {"packages": packages, "uv_pip_install_options": ["--no-cache", *local]}}
 
 
 def one_job(address: str, env: dict, module: str, tasks: int) -> dict:
