@@ -88,11 +88,15 @@ def main() -> None:
     # build starts from nothing; the later cold ones (new specs) find the mirror's wheels in it.
     # Ray's uv runtime env runs uv with --no-cache, and its pip installs from the mirror.
     os.environ["UV_CACHE_DIR"] = str(work / "uv-cache")
+    # Workers write bytecode as on any node (a shell that turned it off would make every worker
+    # compile what it imports again).
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": args.cpus, "include_dashboard": False})
     results = []
     try:
         for rep in range(args.reps):
-            for mode in args.modes:
+            # Each rep starts with another mode, so that none is always the first on the cluster.
+            for mode in args.modes[rep % len(args.modes):] + args.modes[: rep % len(args.modes)]:
                 salt = f"wsp_ray_bench_salt_{mode}_{rep}"
                 make_wheel(mirror, salt, "1.0")
                 env = runtime_env(mode, [*args.packages, f"{salt}==1.0"], mirror, args.backend)
