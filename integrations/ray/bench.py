@@ -65,10 +65,34 @@ def one_job(address: str, env: dict, module: str, tasks: int) -> dict:
     return {"first_s": round(first, 3), "all_s": round(every, 3), "executables": sorted(executables)}
 
 
+def setup_times(agent_log: Path) -> list:
+    """Each runtime env setup in a runtime env agent's log: its field (wsp, pip, uv) and the
+    seconds from "Creating runtime env" to "Successfully created runtime env" (the setup alone,
+    without the worker's start)."""
+    import datetime
+
+    def parse(line):
+        stamp = datetime.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f")
+        env = line.split(" runtime env: ", 1)[1].split(", context:")[0].split(" with timeout")[0].strip()
+        return stamp, env
+
+    started, durations = {}, []
+    for line in agent_log.read_text(errors="replace").splitlines():
+        if "Creating runtime env: " in line:
+            stamp, env = parse(line)
+            started[env] = stamp
+        elif "Successfully created runtime env: " in line:
+            stamp, env = parse(line)
+            if env in started:
+                field = next((m for m in MODES if f'"{m}": {{' in env), "?")
+                durations.append((field, round((stamp - started.pop(env)).total_seconds(), 3)))
+    return durations
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mirror", type=Path, required=True, help="a directory of wheels (pip download)")
-    parser.add_argument("--packages", nargs="+", required=True)
+    parser.add_argument("--mirror", type=Path, help="a directory of wheels (pip download)")
+    parser.add_argument("--packages", nargs="+")
     parser.add_argument("--module", default=None, help="what the tasks import (default: the first package)")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--tasks", type=int, default=100)
@@ -76,7 +100,15 @@ def main() -> None:
     parser.add_argument("--backend", default="venv", help="wsp's backend: venv, uv or conda")
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
     parser.add_argument("--out", type=Path, default=None, help="write every measurement here (JSON)")
+    parser.add_argument("--agent-log", type=Path, default=None,
+                        help="only print the setup times in this runtime_env_agent.log")
     args = parser.parse_args()
+    if args.agent_log:
+        for field, seconds in setup_times(args.agent_log):
+            print(f"{field}\t{seconds:.3f} s")
+        return
+    if not args.mirror or not args.packages:
+        parser.error("--mirror and --packages are needed for a run")
     module = args.module or args.packages[0].split("==")[0].split("[")[0].replace("-", "_")
 
     work = Path(tempfile.mkdtemp(prefix="wsp-ray-bench-"))
@@ -105,6 +137,8 @@ def main() -> None:
                     measured.update(mode=mode, rep=rep, temperature=temperature)
                     print(json.dumps(measured), flush=True)
                     results.append(measured)
+        agent_log = Path(cluster.head_node.get_session_dir_path()) / "logs" / "runtime_env_agent.log"
+        print("\nsetups, in order (runtime_env_agent.log):", setup_times(agent_log))
     finally:
         cluster.shutdown()
         shutil.rmtree(work, ignore_errors=True)
