@@ -26,7 +26,7 @@ use tower::limit::ConcurrencyLimitLayer;
 use tower::Layer;
 use wsp_backend::{Backend, BackendError, BackendService, BoxBackend};
 use wsp_backend::{DescribeRequest, Description, ProvisionRequest, Provisioned};
-use wsp_backend::{ReleaseRequest, RunRequest};
+use wsp_backend::{ReleaseRequest, ResolveRequest, ResolvedInterpreter, RunRequest};
 use wsp_conformance::{check_backend, BackendUnderTest, Client, KitContext};
 use wsp_install::{InstallRequest, UninstallRequest};
 use wsp_protocol::{ExecuteResult, FailureReason};
@@ -77,6 +77,13 @@ impl<B: Backend> Backend for Quota<B> {
 
     async fn release(&self, request: ReleaseRequest) -> Result<(), BackendError> {
         self.inner.release(request).await
+    }
+
+    async fn resolve_interpreter(
+        &self,
+        request: ResolveRequest,
+    ) -> Result<Option<ResolvedInterpreter>, BackendError> {
+        self.inner.resolve_interpreter(request).await
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, Semaphore};
 use wsp_backend::{Answers, Backend, BackendError, BackendRequest, BackendStack, BoxBackend};
 use wsp_backend::{DescribeRequest, Description, ProvisionRequest, Provisioned};
-use wsp_backend::{ReleaseRequest, RunRequest};
+use wsp_backend::{ReleaseRequest, ResolveRequest, ResolvedInterpreter, RunRequest};
 use wsp_install::{InstallRequest, UninstallRequest};
 use wsp_protocol::{ExecuteResult, FailureReason};
 
@@ -104,6 +104,13 @@ impl Backend for Altered {
     }
 
     async fn release(&self, request: ReleaseRequest) -> Result<(), BackendError> {
+        self.pass(Step::Other, request).await
+    }
+
+    async fn resolve_interpreter(
+        &self,
+        request: ResolveRequest,
+    ) -> Result<Option<ResolvedInterpreter>, BackendError> {
         self.pass(Step::Other, request).await
     }
 }

@@ -53,6 +53,7 @@ mod contract;
 mod execute;
 mod install;
 mod install_order;
+mod reuse;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -250,6 +251,7 @@ pub fn checks() -> Vec<(&'static str, CheckFn)> {
     all.extend(cancellation::checks());
     all.extend(install::checks());
     all.extend(install_order::checks());
+    all.extend(reuse::checks());
     all
 }
 

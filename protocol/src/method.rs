@@ -23,11 +23,11 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::params::{
-    CreateParams, DeleteParams, ExecuteParams, IdParams, InitializeParams, InstallParams, NoParams,
-    UninstallParams,
+    CreateParams, DeleteParams, ExecuteParams, GcParams, IdParams, InitializeParams, InstallParams,
+    NoParams, UninstallParams,
 };
 use crate::results::{
-    Capabilities, DeleteAck, EnvironmentDetails, EnvironmentSummary, ExecuteResult,
+    Capabilities, DeleteAck, EnvironmentDetails, EnvironmentSummary, ExecuteResult, GcResult,
 };
 use crate::validation::Params;
 
@@ -76,6 +76,8 @@ methods! {
     Install = crate::methods::INSTALL, InstallParams => EnvironmentDetails;
     /// `environment/uninstall` (an extension beyond WSP 0.1.0).
     Uninstall = crate::methods::UNINSTALL, UninstallParams => EnvironmentDetails;
+    /// `environment/gc` (an extension beyond WSP 0.1.0).
+    Gc = crate::methods::GC, GcParams => GcResult;
 }
 
 /// Declares a typed method and its params in one place: the method's marker type and its

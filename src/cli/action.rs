@@ -13,7 +13,7 @@ use super::requirements;
 pub enum Action {
     /// `wsp list`.
     List,
-    /// `wsp create NAME [--python X.Y] [-p PKG]... [-r FILE]...`.
+    /// `wsp create NAME [--python X.Y] [-p PKG]... [-r FILE]... [--reuse]`.
     Create {
         /// The name.
         name: String,
@@ -23,6 +23,8 @@ pub enum Action {
         packages: Vec<String>,
         /// Where to look for them.
         source: SourceArgs,
+        /// Whether an environment of the same content may answer.
+        reuse: bool,
     },
     /// `wsp install ID|NAME PKG... [-r FILE]...`.
     Install {
@@ -54,6 +56,11 @@ pub enum Action {
         /// Whether a terminal is asked to confirm first.
         confirm: bool,
     },
+    /// `wsp gc --keep-bytes N`.
+    Gc {
+        /// The most bytes the environments may hold afterwards.
+        keep_bytes: u64,
+    },
     /// `wsp exec ID|NAME [--cwd DIR] [--env K=V]... [--timeout D] -- ARGV...`; its `id` is
     /// the target until it is resolved.
     Exec(ExecRequest),
@@ -81,6 +88,7 @@ impl Action {
                 packages,
                 requirements,
                 source,
+                reuse,
                 client,
             } => {
                 let packages = with_requirements(packages, &requirements)?;
@@ -89,6 +97,7 @@ impl Action {
                     python,
                     packages,
                     source,
+                    reuse,
                 };
                 (action, client)
             }
@@ -118,6 +127,7 @@ impl Action {
                 },
                 client,
             ),
+            Command::Gc { keep_bytes, client } => (Action::Gc { keep_bytes }, client),
             Command::Exec(exec) => (
                 Action::Exec(ExecRequest {
                     id: exec.target,
@@ -158,6 +168,7 @@ impl Action {
             Action::Uninstall { .. } => "uninstall",
             Action::Get { .. } => "get",
             Action::Delete { .. } => "delete",
+            Action::Gc { .. } => "gc",
             Action::Exec(_) => "exec",
             Action::Call { .. } => return None,
         })

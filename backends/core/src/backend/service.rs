@@ -9,7 +9,7 @@ use tower::{BoxError, Service};
 
 use super::{
     Backend, BackendError, BackendRequest, DescribeRequest, InstallRequest, ProvisionRequest,
-    ReleaseRequest, RunRequest, UninstallRequest,
+    ReleaseRequest, ResolveRequest, RunRequest, UninstallRequest,
 };
 
 /// Any [`Backend`] as a `tower::Service` of every [`BackendRequest`]: a [`ProvisionRequest`]
@@ -120,6 +120,7 @@ pub trait BackendStack:
     + Answers<InstallRequest>
     + Answers<UninstallRequest>
     + Answers<ReleaseRequest>
+    + Answers<ResolveRequest>
 {
 }
 
@@ -130,6 +131,7 @@ impl<S> BackendStack for S where
         + Answers<InstallRequest>
         + Answers<UninstallRequest>
         + Answers<ReleaseRequest>
+        + Answers<ResolveRequest>
 {
 }
 
