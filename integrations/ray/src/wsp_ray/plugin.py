@@ -22,7 +22,13 @@ from .spec import SpecError, create_params, normalize, uri_of
 
 RAY_SITE_SHIM = Path(__file__).parent / "ray_site"
 CONFLICTING_FIELDS = ("pip", "uv", "conda", "py_executable", "container", "image_uri")
-GC_FEATURE = "environment.lock"
+# `reuse`, `environment/gc` and `extra.disk_bytes` came together; a server that has the method
+# has all three (it lists the feature `environment.lock` only once `environment/lock` is in too).
+GC_METHOD = "environment/gc"
+
+
+def _can_reuse_and_collect(connection) -> bool:
+    return GC_METHOD in connection.server_info.get("methods", [])
 
 
 def _setup_error(text: str) -> RuntimeEnvSetupError:
@@ -167,7 +173,7 @@ class WspPlugin(RuntimeEnvPlugin):
         counts as finished."""
         try:
             with self.node.connect_only() as connection:
-                if GC_FEATURE in connection.features:
+                if _can_reuse_and_collect(connection):
                     params["reuse"] = True
                 else:
                     logger.warning("wsp-ray: this wsp server cannot reuse environments; building %s anew", uri)
@@ -208,7 +214,7 @@ class WspPlugin(RuntimeEnvPlugin):
         keep_bytes = config.keep_bytes()
         try:
             with self.node.connect_only() as connection:
-                if GC_FEATURE not in connection.features:
+                if not _can_reuse_and_collect(connection):
                     return 0
                 with self._state_lock:
                     if self._creating:
