@@ -21,6 +21,7 @@ mod handlers;
 mod input;
 mod install;
 mod install_turns;
+mod lock;
 mod progress;
 pub mod store;
 mod streaming;
@@ -31,7 +32,7 @@ use std::sync::Arc;
 use crate::store::Store;
 use wsp_backend::{BoxBackend, InstallSource};
 use wsp_middleware::{handler_fn, read_ordered, Context, ReadTime, Router};
-use wsp_protocol::method::{Create, Delete, Execute, Get, Install, List, Uninstall};
+use wsp_protocol::method::{Create, Delete, Execute, Get, Install, List, Lock, Uninstall};
 use wsp_protocol::params::DeleteParams;
 use wsp_protocol::{methods, ExecuteParams, IdParams, InstallParams, NoParams, UninstallParams};
 
@@ -203,6 +204,7 @@ impl Environments {
             "execute.limits",
             "progress",
             "create.backend",
+            "environment.lock",
         ];
         if wsp_exec::sandbox_availability().is_ok() {
             features.push("execute.sandbox");
@@ -213,8 +215,8 @@ impl Environments {
         features
     }
 
-    /// Binds `environment/list`, `create`, `get`, `delete`, `execute`, `install` and
-    /// `uninstall`, and the `environment/input` and `environment/resize` notifications of
+    /// Binds `environment/list`, `create`, `get`, `delete`, `execute`, `install`,
+    /// `uninstall` and `lock`, and the `environment/input` and `environment/resize` notifications of
     /// interactive executes; `environment/output` and `$/progress` notifications go through the
     /// connection's notifier (without one, `stream: true` and `work_done_token` change nothing
     /// but the result still carries the output).
@@ -253,6 +255,10 @@ impl Environments {
             .method::<Uninstall, _>(read_ordered(
                 env.admits(|env, p: &UninstallParams, read| env.begin_use(&p.id, read)),
                 env.runs(|env, in_use, params, _| env.uninstall(in_use, params)),
+            ))
+            .method::<Lock, _>(read_ordered(
+                env.admits(|env, p: &IdParams, read| env.begin_use(&p.id, read)),
+                env.runs(|env, in_use, params, _| env.lock(in_use, params)),
             ))
     }
 

@@ -76,6 +76,8 @@ methods! {
     Install = crate::methods::INSTALL, InstallParams => EnvironmentDetails;
     /// `environment/uninstall` (an extension beyond WSP 0.1.0).
     Uninstall = crate::methods::UNINSTALL, UninstallParams => EnvironmentDetails;
+    /// `environment/lock` (an extension beyond WSP 0.1.0).
+    Lock = crate::methods::LOCK, IdParams => crate::lock::Lock;
 }
 
 /// Declares a typed method and its params in one place: the method's marker type and its

@@ -106,11 +106,13 @@ async fn with_default_python(action: Action, args: &ClientArgs) -> Result<Action
             python: None,
             packages,
             source,
+            lock,
         } => Action::Create {
             python: Some(pythons::default_version(&args.server, args.connect.is_some()).await?),
             name,
             packages,
             source,
+            lock,
         },
         other => other,
     })
