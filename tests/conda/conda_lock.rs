@@ -57,7 +57,10 @@ async fn an_explicit_spec_recreates_the_prefix_and_a_tampered_one_changes_nothin
     assert!(url.starts_with("file://"), "{demo}");
     assert_eq!(hash.len(), 64, "a sha256: {demo}");
     let path = url.strip_prefix("file://").expect("a local file");
-    assert_eq!(wsp_install::sources::sha256_of(Path::new(path)).unwrap(), hash);
+    assert_eq!(
+        wsp_install::sources::sha256_of(Path::new(path)).unwrap(),
+        hash
+    );
 
     let params = json!({"name": "again", "python_version": "3.12", "lock": lock});
     let again = ok(&mut server, 3, "environment/create", params).await;
