@@ -9,6 +9,7 @@ mod support;
 mod cli;
 mod cli_delete;
 mod cli_install;
+mod cli_lock;
 mod cli_paths;
 mod cli_python;
 mod cli_requirements;
