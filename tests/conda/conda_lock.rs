@@ -11,15 +11,23 @@ use wsp_testing::conda::{build_local_channel_with, CondaPackage, PythonBuild};
 use crate::install_support::{call_collecting, installed, ok, wheels};
 use crate::support::{error_code, Server};
 
-/// A conda server on `state` over a local channel holding Python 3.12.1 and `wsp-demo` 1.0.
-async fn conda_server(temp: &Path, state: &Path) -> Server {
-    let builds = [PythonBuild::from_pyenv("3.12.1").expect("pyenv has Python 3.12.1")];
+/// A conda server on `state` over a local channel holding Python 3.12.1 and `wsp-demo` 1.0
+/// (and Python 3.11.7 too, `with_311`).
+async fn conda_server_with(temp: &Path, state: &Path, with_311: bool) -> Server {
+    let mut builds = vec![PythonBuild::from_pyenv("3.12.1").expect("pyenv has Python 3.12.1")];
+    if with_311 {
+        builds.push(PythonBuild::from_pyenv("3.11.7").expect("pyenv has Python 3.11.7"));
+    }
     let packages = [CondaPackage::new("wsp-demo", "1.0")];
     let channel = build_local_channel_with(&temp.join("channel"), &builds, &packages).unwrap();
     let args = ["--backend", "conda", "--channel", channel.as_str()];
     let mut server = Server::start_in(state, &args);
     server.initialize().await;
     server
+}
+
+async fn conda_server(temp: &Path, state: &Path) -> Server {
+    conda_server_with(temp, state, false).await
 }
 
 fn environments_on_disk(state: &Path) -> usize {
@@ -137,5 +145,29 @@ async fn a_prefix_pip_installed_into_cannot_be_locked() {
         detail.contains("wsp_gamma 1.0"),
         "names what pip installed: {detail}"
     );
+    server.finish().await;
+}
+
+#[tokio::test]
+async fn a_lock_of_another_python_than_the_one_asked_for_changes_nothing() {
+    let temp = tempfile::tempdir().unwrap();
+    let state = temp.path().join("state");
+    let mut server = conda_server_with(temp.path(), &state, true).await;
+    let params = json!({"name": "on-312", "python_version": "3.12"});
+    let original = ok(&mut server, 1, "environment/create", params).await;
+    let lock = ok(
+        &mut server,
+        2,
+        "environment/lock",
+        json!({"id": original["id"]}),
+    )
+    .await;
+    let params = json!({"name": "on-311", "python_version": "3.11", "lock": lock});
+    let refused = answer(&mut server, 3, "environment/create", params).await;
+    assert_eq!(error_code(&refused), -31004, "{refused}");
+    assert_eq!(refused["error"]["data"]["reason"], "install-failed");
+    let detail = refused["error"]["data"]["detail"].as_str().unwrap();
+    assert!(detail.contains("python 3.12.1"), "{detail}");
+    assert_eq!(environments_on_disk(&state), 1, "nothing left behind");
     server.finish().await;
 }

@@ -195,6 +195,7 @@ pub(crate) async fn install_lock(
     step.send(format!("Locked: {} packages", desired.len()), Some(30))
         .await;
     let (prefix, installed) = crate::install::open_prefix(&request.root).await?;
+    check_python(&installed, &desired)?;
     link::apply(
         &channels,
         prefix,
@@ -217,6 +218,25 @@ fn file_name(url: &url::Url) -> Option<String> {
     url.path_segments()
         .and_then(|mut segments| segments.next_back())
         .map(str::to_owned)
+}
+
+/// The lock's `python` is the one provisioned for the request (the environment's recorded
+/// version must stay true).
+fn check_python(installed: &[Installed], desired: &[RepoDataRecord]) -> Result<(), BackendError> {
+    fn python<'a>(mut records: impl Iterator<Item = &'a RepoDataRecord>) -> Option<String> {
+        records
+            .find(|record| record.package_record.name.as_normalized() == "python")
+            .map(|record| record.package_record.version.to_string())
+    }
+    let provisioned = python(installed.iter().map(|i| &i.record.repodata_record));
+    let locked = python(desired.iter());
+    match (provisioned, locked) {
+        (Some(provisioned), Some(locked)) if provisioned != locked => Err(failed(format!(
+            "the lock holds python {locked}, but python_version asked for {provisioned}"
+        ))),
+        (Some(_), None) => Err(failed("the lock holds no python package")),
+        _ => Ok(()),
+    }
 }
 
 /// Whether the lock's `hash` is the record's.
