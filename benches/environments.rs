@@ -197,6 +197,7 @@ fn store_with(rt: &tokio::runtime::Runtime, dir: &Path, count: usize) -> Store {
             python_full_version: "3.12.4".into(),
             interpreter_path,
             extra: Default::default(),
+            reuse_key: None,
         }))
         .expect("a commit");
     }

@@ -55,6 +55,7 @@ mod execute;
 mod install;
 mod install_order;
 mod lock;
+mod reuse;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -253,6 +254,7 @@ pub fn checks() -> Vec<(&'static str, CheckFn)> {
     all.extend(install::checks());
     all.extend(install_order::checks());
     all.extend(lock::checks());
+    all.extend(reuse::checks());
     all
 }
 

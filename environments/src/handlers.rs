@@ -17,6 +17,7 @@ use wsp_protocol::{
 use super::failure::{backend_error, store_error};
 use super::install::Packages;
 use super::progress::{Progress, Span};
+use super::reuse::{Reuse, REUSED};
 use super::usage::{DeleteMark, InUse, UseToken};
 use super::Environments;
 use wsp_middleware::{Notifier, ReadTime};
@@ -49,6 +50,9 @@ impl Environments {
         progress.begin(title, Some(first)).await;
         let created = self.create_reported(params, &progress).await;
         let end = match &created {
+            Ok(details) if details.extra.get(REUSED) == Some(&Value::Bool(true)) => {
+                format!("Reused {} ({})", details.id, details.name)
+            }
             Ok(details) => format!("Created {} ({})", details.id, details.name),
             Err(_) => "The create failed; nothing was left behind".to_owned(),
         };
@@ -66,6 +70,13 @@ impl Environments {
             None => self.inner.backends.default_name().to_owned(),
         };
         let backend = self.backend(&backend_name)?;
+        let reuse_key = match params.reuse {
+            true => match self.reuse(backend, &backend_name, &params).await? {
+                Reuse::Found(details) => return Ok(*details),
+                Reuse::Build { key, turn } => Some((key, turn)),
+            },
+            false => None,
+        };
         self.sweep().await;
         let store = &self.inner.store;
         let reservation = store
@@ -135,11 +146,15 @@ impl Environments {
                 python_full_version: provisioned.python_full_version.to_string(),
                 interpreter_path: provisioned.interpreter_path,
                 extra: provisioned.extra,
+                reuse_key: reuse_key.as_ref().map(|(key, _turn)| key.clone()),
             })
             .await
             .map_err(store_error)?;
+        drop(reuse_key);
         self.changed(&record.id, EnvironmentChange::Created);
-        Ok(details(record, description))
+        let mut details = details(record, description);
+        details.extra.insert(REUSED.into(), Value::Bool(false));
+        Ok(details)
     }
 
     /// The read-time part of `get`, `execute`, `install` and `uninstall`: registers the use
@@ -155,8 +170,19 @@ impl Environments {
     pub(super) async fn get(self, in_use: UseToken, _: IdParams) -> Answer<EnvironmentDetails> {
         let record = self.hold(in_use).await?.record().clone();
         let backend = self.backend(&record.backend)?;
-        let description = self.describe(backend, &record.root).await?;
-        Ok(details(record, description))
+        let root = record.root.clone();
+        let weighed = tokio::task::spawn_blocking(move || super::disk_use::disk_bytes(&root));
+        let (description, weighed) = tokio::join!(self.describe(backend, &record.root), weighed);
+        let disk_bytes = match weighed {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(e)) => return Err(describe_failed(&record, e)),
+            Err(e) => return Err(describe_failed(&record, std::io::Error::other(e))),
+        };
+        let mut details = details(record, description?);
+        details
+            .extra
+            .insert("disk_bytes".into(), Value::from(disk_bytes));
+        Ok(details)
     }
 
     /// `environment/execute`, with a place for the output of `stream: true` to go.
@@ -268,7 +294,7 @@ impl Environments {
     /// The rest of a delete past its point of no return, on a task of its own: waits for the
     /// store to delete the files (warning about any it cannot), lets the backend release the
     /// environment, and sweeps.
-    async fn finish_removal(self, removal: Removal) {
+    pub(super) async fn finish_removal(self, removal: Removal) {
         let backend_name = removal.record.backend.clone();
         let release = ReleaseRequest {
             root: removal.record.root.clone(),
@@ -328,6 +354,12 @@ impl Environments {
             tracing::warn!(error = %e, "sweeping the state directory failed");
         }
     }
+}
+
+/// `-32000` `describe-failed`: what `record`'s files hold could not be measured.
+fn describe_failed(record: &EnvironmentRecord, e: std::io::Error) -> ErrorObjectOwned {
+    let detail = format!("cannot measure the files of {}: {e}", record.root.display());
+    super::failure::execution_failed("disk use", &FailureReason::DescribeFailed, &detail, &e)
 }
 
 pub(super) fn details(

@@ -14,7 +14,7 @@ use wsp_protocol::params::PackageSource;
 use wsp_protocol::results::EnvironmentChange;
 use wsp_protocol::{EnvironmentDetails, InstallParams, UninstallParams};
 
-use super::failure::{backend_error, execution_failed};
+use super::failure::{backend_error, execution_failed, store_error};
 use super::handlers::{details, Answer};
 use super::install_turns::InstallTurn;
 use super::progress::{Progress, Span};
@@ -39,6 +39,7 @@ impl Environments {
         let guard = self.hold(in_use).await?;
         let record = guard.record().clone();
         let backend = self.backend(&record.backend)?;
+        self.stop_reuse(&record.id).await?;
         let progress = Progress::new(notifier, params.work_done_token.clone());
         let count = params.packages.len();
         let title = format!(
@@ -88,6 +89,7 @@ impl Environments {
         let guard = self.hold(in_use).await?;
         let record = guard.record().clone();
         let backend = self.backend(&record.backend)?;
+        self.stop_reuse(&record.id).await?;
         let _turn = self.install_turn(&record.id, &record.root).await?;
         let sandbox = self
             .confines_installs(&record.id)
@@ -136,6 +138,12 @@ impl Environments {
             })
             .await
             .map_err(backend_error)
+    }
+
+    /// Makes `id` no longer reusable before it is changed: a create with `reuse` must not
+    /// answer with it from now on.
+    async fn stop_reuse(&self, id: &str) -> Answer<()> {
+        self.inner.store.forget_reuse(id).await.map_err(store_error)
     }
 
     /// Whether installs into `id` run sandboxed: under `wsp serve --sandbox`, and once the

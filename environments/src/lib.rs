@@ -16,13 +16,16 @@
 
 mod backends;
 mod changes;
+mod disk_use;
 mod failure;
+mod gc;
 mod handlers;
 mod input;
 mod install;
 mod install_turns;
 mod lock;
 mod progress;
+mod reuse;
 pub mod store;
 mod streaming;
 mod usage;
@@ -32,9 +35,10 @@ use std::sync::Arc;
 use crate::store::Store;
 use wsp_backend::{BoxBackend, InstallSource};
 use wsp_middleware::{handler_fn, read_ordered, Context, ReadTime, Router};
-use wsp_protocol::method::{Create, Delete, Execute, Get, Install, List, Lock, Uninstall};
+use wsp_protocol::method::{Create, Delete, Execute, Gc, Get, Install, List, Lock, Uninstall};
 use wsp_protocol::params::DeleteParams;
-use wsp_protocol::{methods, ExecuteParams, IdParams, InstallParams, NoParams, UninstallParams};
+use wsp_protocol::UninstallParams;
+use wsp_protocol::{methods, ExecuteParams, GcParams, IdParams, InstallParams, NoParams};
 
 use usage::Usage;
 use wsp_server::{Broadcast, Facts, MethodGroup};
@@ -260,6 +264,10 @@ impl Environments {
                 env.admits(|env, p: &IdParams, read| env.begin_use(&p.id, read)),
                 env.runs(|env, in_use, params, _| env.lock(in_use, params)),
             ))
+            .method::<Gc, _>(handler_fn({
+                let env = env.clone();
+                move |params: GcParams, _: Context| env.clone().gc(params)
+            }))
     }
 
     /// A read-time part over these environments.

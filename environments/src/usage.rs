@@ -108,6 +108,19 @@ impl Usage {
             })
     }
 
+    /// Marks `id` as being deleted, as [`mark_deleting`](Usage::mark_deleting) does, if no use
+    /// of it is registered and no other delete of it is under way; `None` otherwise.
+    pub(crate) fn mark_deleting_if_unused(&self, id: &str) -> Option<DeleteMark> {
+        let mut state = self.lock();
+        if state.uses.contains_key(id) || !state.deleting.insert(id.to_owned()) {
+            return None;
+        }
+        Some(DeleteMark {
+            usage: self.clone(),
+            id: id.to_owned(),
+        })
+    }
+
     /// Waits until no use of `id` registered so far remains.
     pub(crate) async fn wait_unused(&self, id: &str) {
         loop {

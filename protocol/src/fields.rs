@@ -258,6 +258,31 @@ impl Field for BoolOrFalse {
     }
 }
 
+/// A required integer: [`integer`].
+#[derive(Debug, Clone, Copy)]
+pub struct Integer {
+    min: u64,
+    max: u64,
+}
+
+/// A required integer in `min..=max`.
+pub const fn integer(min: u64, max: u64) -> Integer {
+    Integer { min, max }
+}
+
+impl Field for Integer {
+    type Value = u64;
+
+    fn describe(&self, name: &'static str, schema: &mut ObjectSchema) {
+        let integer = json!({"type": "integer", "minimum": self.min, "maximum": self.max});
+        schema.property(name, true, integer);
+    }
+
+    fn read(&self, reader: &mut ParamReader<'_>, name: &'static str) -> Option<u64> {
+        reader.integer(name, self.min, self.max)
+    }
+}
+
 /// An optional integer: [`optional_integer`].
 #[derive(Debug, Clone, Copy)]
 pub struct OptionalInteger {

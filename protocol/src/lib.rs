@@ -33,14 +33,14 @@ pub use message::{
     parse_payload, Incoming, Notification, Payload, Request, Response, WideIntegers,
 };
 pub use params::{
-    CreateParams, ExecuteParams, IdParams, InitializeParams, InstallParams, NoParams,
+    CreateParams, ExecuteParams, GcParams, IdParams, InitializeParams, InstallParams, NoParams,
     UninstallParams,
 };
 pub use progress::{ProgressParams, ProgressToken, WorkDoneProgress};
 pub use python_version::{PythonVersion, VersionRequest};
 pub use results::{
-    Capabilities, DeleteAck, EnvironmentDetails, EnvironmentSummary, ExecuteResult, Package,
-    SchemaInfo, ServerInfo,
+    Capabilities, DeleteAck, EnvironmentDetails, EnvironmentSummary, ExecuteResult, GcResult,
+    Package, SchemaInfo, ServerInfo,
 };
 pub use validation::{ParamReader, Params, Violation};
 
@@ -94,6 +94,8 @@ pub mod methods {
     /// The `environment/resize` notification (client to server): the new size of an
     /// `environment/execute`'s `pty`.
     pub const RESIZE: &str = "environment/resize";
+    /// `environment/gc` (feature `environment.lock`).
+    pub const GC: &str = "environment/gc";
     /// The `$/cancelRequest` notification (client to server).
     pub const CANCEL_REQUEST: &str = "$/cancelRequest";
 }

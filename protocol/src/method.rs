@@ -23,11 +23,11 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::params::{
-    CreateParams, DeleteParams, ExecuteParams, IdParams, InitializeParams, InstallParams, NoParams,
-    UninstallParams,
+    CreateParams, DeleteParams, ExecuteParams, GcParams, IdParams, InitializeParams, InstallParams,
+    NoParams, UninstallParams,
 };
 use crate::results::{
-    Capabilities, DeleteAck, EnvironmentDetails, EnvironmentSummary, ExecuteResult,
+    Capabilities, DeleteAck, EnvironmentDetails, EnvironmentSummary, ExecuteResult, GcResult,
 };
 use crate::validation::Params;
 
@@ -78,6 +78,8 @@ methods! {
     Uninstall = crate::methods::UNINSTALL, UninstallParams => EnvironmentDetails;
     /// `environment/lock` (an extension beyond WSP 0.1.0).
     Lock = crate::methods::LOCK, IdParams => crate::lock::Lock;
+    /// `environment/gc` (an extension beyond WSP 0.1.0).
+    Gc = crate::methods::GC, GcParams => GcResult;
 }
 
 /// Declares a typed method and its params in one place: the method's marker type and its

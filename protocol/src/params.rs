@@ -6,8 +6,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{json, Value};
 
 use crate::fields::{
-    bool_or_false, optional_bool, optional_integer, optional_string, string, string_array, Field,
-    ObjectSchema,
+    bool_or_false, integer, optional_bool, optional_integer, optional_string, string, string_array,
+    Field, ObjectSchema,
 };
 use crate::packages::{packages, Source, WorkDoneToken};
 pub use crate::packages::{InstallParams, PackageSource, UninstallParams};
@@ -77,6 +77,11 @@ crate::params! {
         /// `environment.lock`).
         #[serde(skip_serializing_if = "Option::is_none")]
         pub lock: Option<crate::lock::Lock> = crate::lock::LockRule,
+        /// Answer with a live environment of the same content (backend, resolved interpreter,
+        /// packages and sources) made with `reuse` too, if there is one, instead of building
+        /// another (feature `environment.lock`).
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        pub reuse: bool = bool_or_false(),
     }
     derived {
         /// The version, parsed.
@@ -307,5 +312,14 @@ pub fn check_env_value(key: &str, value: &str) -> Result<(), String> {
         Err(format!("the value of {key:?} contains NUL"))
     } else {
         Ok(())
+    }
+}
+
+crate::params! {
+    /// `environment/gc` params (feature `environment.lock`).
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+    pub struct GcParams {
+        /// The most bytes the store's environments may hold once the collection is done.
+        pub keep_bytes: u64 = integer(0, u64::MAX),
     }
 }

@@ -195,6 +195,16 @@ pub struct EnvironmentDetails {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+/// The `environment/gc` result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct GcResult {
+    /// The environments deleted, in the order they were deleted (least recently used first).
+    pub deleted: Vec<String>,
+    /// What the store's environments hold afterwards, in bytes (each `extra.disk_bytes`,
+    /// summed).
+    pub disk_bytes: u64,
+}
+
 /// The `environment/delete` result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct DeleteAck {

@@ -350,6 +350,20 @@ impl<'a> ParamReader<'a> {
         }
     }
 
+    /// A required integer in `min..=max`.
+    pub fn integer(&mut self, name: &str, min: u64, max: u64) -> Option<u64> {
+        if !self.shape_ok {
+            return None;
+        }
+        match self.field(name) {
+            None | Some(Value::Null) => {
+                self.violate(name, "required", format!("`{name}` is required"));
+                None
+            }
+            Some(value) => self.check_integer(name, value, min, max),
+        }
+    }
+
     /// An optional integer in `min..=max` (absent or `null` is `None`).
     pub fn optional_integer(&mut self, name: &str, min: u64, max: u64) -> Option<u64> {
         match self.field(name) {

@@ -13,7 +13,7 @@ use super::requirements;
 pub enum Action {
     /// `wsp list`.
     List,
-    /// `wsp create NAME [--python X.Y] [-p PKG]... [-r FILE]...`.
+    /// `wsp create NAME [--python X.Y] [-p PKG]... [-r FILE]... [--reuse]`.
     Create {
         /// The name.
         name: String,
@@ -25,6 +25,8 @@ pub enum Action {
         source: SourceArgs,
         /// `--lock FILE`, read: what to install instead of `packages`.
         lock: Option<wsp_protocol::Lock>,
+        /// Whether an environment of the same content may answer.
+        reuse: bool,
     },
     /// `wsp lock ID|NAME`.
     Lock {
@@ -61,6 +63,11 @@ pub enum Action {
         /// Whether a terminal is asked to confirm first.
         confirm: bool,
     },
+    /// `wsp gc --keep-bytes N`.
+    Gc {
+        /// The most bytes the environments may hold afterwards.
+        keep_bytes: u64,
+    },
     /// `wsp exec ID|NAME [--cwd DIR] [--env K=V]... [--timeout D] -- ARGV...`; its `id` is
     /// the target until it is resolved.
     Exec(ExecRequest),
@@ -89,6 +96,7 @@ impl Action {
                 requirements,
                 lock,
                 source,
+                reuse,
                 client,
             } => {
                 let packages = with_requirements(packages, &requirements)?;
@@ -99,6 +107,7 @@ impl Action {
                     packages,
                     source,
                     lock,
+                    reuse,
                 };
                 (action, client)
             }
@@ -129,6 +138,7 @@ impl Action {
                 },
                 client,
             ),
+            Command::Gc { keep_bytes, client } => (Action::Gc { keep_bytes }, client),
             Command::Exec(exec) => (
                 Action::Exec(ExecRequest {
                     id: exec.target,
@@ -170,6 +180,7 @@ impl Action {
             Action::Get { .. } => "get",
             Action::Lock { .. } => "lock",
             Action::Delete { .. } => "delete",
+            Action::Gc { .. } => "gc",
             Action::Exec(_) => "exec",
             Action::Call { .. } => return None,
         })

@@ -69,6 +69,11 @@ pub enum Command {
         /// Where to look for the packages.
         #[command(flatten)]
         source: SourceArgs,
+        /// Answer with a live environment made with --reuse from the same backend,
+        /// interpreter, packages and sources, if there is one, instead of making another
+        /// (NAME then only matters when it is another environment's).
+        #[arg(long)]
+        reuse: bool,
         /// Client options.
         #[command(flatten)]
         client: ClientArgs,
@@ -112,6 +117,17 @@ pub enum Command {
         /// Delete without asking.
         #[arg(long, short = 'y')]
         yes: bool,
+        /// Client options.
+        #[command(flatten)]
+        client: ClientArgs,
+    },
+    /// Delete environments, least recently used first, until the rest hold at most
+    /// --keep-bytes; never one in use. Prints each deleted id, then what is left.
+    Gc {
+        /// The most bytes the environments may hold afterwards: an integer, or one with a
+        /// K, M, G or T suffix (powers of 1024; `KiB` and the like too).
+        #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+        keep_bytes: u64,
         /// Client options.
         #[command(flatten)]
         client: ClientArgs,
@@ -363,6 +379,29 @@ pub fn parse_env_pair(text: &str) -> Result<(String, String), String> {
     }
 }
 
+/// `--keep-bytes`: an integer of bytes, or one with a K, M, G or T suffix (powers of 1024).
+fn parse_bytes(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let digits_end = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(trimmed.len());
+    let (digits, unit) = trimmed.split_at(digits_end);
+    let number: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of bytes (e.g. 500M, 10G)"))?;
+    let shift = match unit.trim().trim_end_matches("iB").trim_end_matches('B') {
+        "" => 0,
+        "K" | "k" => 10,
+        "M" | "m" => 20,
+        "G" | "g" => 30,
+        "T" | "t" => 40,
+        _ => return Err(format!("`{text}`: unknown unit `{unit}` (K, M, G or T)")),
+    };
+    number
+        .checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("`{text}` is more bytes than fit in 64 bits"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -437,5 +476,19 @@ mod tests {
         assert_eq!(exec.env, [("A".to_owned(), "1".to_owned())]);
         assert_eq!(exec.cwd.as_deref(), Some("/x"));
         assert!(Cli::try_parse_from(["wsp", "exec", "demo"]).is_err());
+    }
+
+    #[test]
+    fn keep_bytes_takes_integers_and_binary_units() {
+        assert_eq!(parse_bytes("0"), Ok(0));
+        assert_eq!(parse_bytes("1500"), Ok(1500));
+        assert_eq!(parse_bytes("2K"), Ok(2048));
+        assert_eq!(parse_bytes("3MiB"), Ok(3 << 20));
+        assert_eq!(parse_bytes("10G"), Ok(10 << 30));
+        assert_eq!(parse_bytes("1TB"), Ok(1 << 40));
+        assert!(parse_bytes("").is_err());
+        assert!(parse_bytes("-1").is_err());
+        assert!(parse_bytes("5X").is_err());
+        assert!(parse_bytes("99999999999T").is_err());
     }
 }

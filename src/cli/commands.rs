@@ -10,12 +10,12 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
-use wsp_protocol::method::{Create, Delete, Get, Install, List, Method, Uninstall};
+use wsp_protocol::method::{Create, Delete, Gc, Get, Install, List, Method, Uninstall};
 use wsp_protocol::packages::PackageSource;
 use wsp_protocol::params::DeleteParams;
 use wsp_protocol::{
-    CreateParams, EnvironmentDetails, ErrorObjectOwned, IdParams, InstallParams, NoParams,
-    UninstallParams,
+    CreateParams, EnvironmentDetails, ErrorObjectOwned, GcParams, IdParams, InstallParams,
+    NoParams, UninstallParams,
 };
 use wsp_server::client::{Client, ClientError, Peer};
 
@@ -77,6 +77,7 @@ where
             packages,
             source,
             lock,
+            reuse,
         } => {
             let python = python.ok_or_else(|| CliError::Usage("--python is needed".into()))?;
             let version_request = python
@@ -95,6 +96,7 @@ where
                 work_done_token: Some(ProgressView::token()),
                 backend: None,
                 lock,
+                reuse,
                 version_request,
             };
             let details = call_with_progress::<Create, _, _, _>(client, &params).await?;
@@ -156,6 +158,19 @@ where
                 None => format!("deleted {}\n", output::printable(&id)),
             };
             write_stdout(line.as_bytes())?;
+        }
+        Action::Gc { keep_bytes } => {
+            let collected = client.call::<Gc>(&GcParams { keep_bytes }).await?;
+            if json {
+                return print_json(&collected);
+            }
+            let mut lines: String = collected
+                .deleted
+                .iter()
+                .map(|id| format!("deleted {}\n", output::printable(id)))
+                .collect();
+            lines.push_str(&format!("{} bytes left\n", collected.disk_bytes));
+            write_stdout(lines.as_bytes())?;
         }
         Action::Exec(mut request) => {
             request.id = resolve(client, &request.id).await?.0;

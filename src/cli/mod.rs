@@ -107,12 +107,14 @@ async fn with_default_python(action: Action, args: &ClientArgs) -> Result<Action
             packages,
             source,
             lock,
+            reuse,
         } => Action::Create {
             python: Some(pythons::default_version(&args.server, args.connect.is_some()).await?),
             name,
             packages,
             source,
             lock,
+            reuse,
         },
         other => other,
     })

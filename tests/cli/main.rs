@@ -8,6 +8,7 @@ mod support;
 
 mod cli;
 mod cli_delete;
+mod cli_gc;
 mod cli_install;
 mod cli_lock;
 mod cli_paths;

@@ -69,6 +69,7 @@ async fn initialize_reports_capabilities_and_a_second_one_is_32600() {
             "environment/create",
             "environment/delete",
             "environment/execute",
+            "environment/gc",
             "environment/get",
             "environment/install",
             "environment/list",

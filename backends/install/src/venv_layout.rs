@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use wsp_backend::{Backend, BackendError, DescribeRequest, Description, ProvisionRequest};
 use wsp_backend::{InstallRequest, Provisioned, ReleaseRequest, RunRequest, UninstallRequest};
-use wsp_backend::{LockInstallRequest, LockRequest};
+use wsp_backend::{LockInstallRequest, LockRequest, ResolveRequest, ResolvedInterpreter};
 use wsp_exec::{Activation, RunSpec};
 use wsp_protocol::{ExecuteResult, FailureReason};
 
@@ -26,6 +26,16 @@ pub trait VenvProvider: Send + Sync + 'static {
         &self,
         request: ProvisionRequest,
     ) -> impl Future<Output = Result<Provisioned, BackendError>> + Send;
+
+    /// The interpreter a provision would build on (see [`Backend::resolve_interpreter`]).
+    /// Default: only known while provisioning.
+    fn resolve_interpreter(
+        &self,
+        request: ResolveRequest,
+    ) -> impl Future<Output = Result<Option<ResolvedInterpreter>, BackendError>> + Send {
+        let _ = request;
+        std::future::ready(Ok(None))
+    }
 
     /// The installer for `install` and `uninstall`. Default: the venv's own pip.
     fn installer(&self) -> Result<Installer, BackendError> {
@@ -45,6 +55,13 @@ impl<P: VenvProvider> Backend for VenvLayout<P> {
 
     async fn describe(&self, request: DescribeRequest) -> Result<Description, BackendError> {
         describe(request.root).await
+    }
+
+    async fn resolve_interpreter(
+        &self,
+        request: ResolveRequest,
+    ) -> Result<Option<ResolvedInterpreter>, BackendError> {
+        self.0.resolve_interpreter(request).await
     }
 
     async fn run(&self, request: RunRequest) -> Result<ExecuteResult, BackendError> {

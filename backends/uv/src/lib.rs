@@ -20,7 +20,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use wsp_backend::{Backend, BackendError, InstallRequest, UninstallRequest};
 use wsp_backend::{DescribeRequest, Description, ReleaseRequest, RunRequest};
-use wsp_backend::{LockInstallRequest, LockRequest, ProvisionRequest, Provisioned};
+use wsp_backend::{
+    LockInstallRequest, LockRequest, ProvisionRequest, Provisioned, ResolveRequest,
+    ResolvedInterpreter,
+};
 use wsp_install::venv_layout::{self, interpreter_path};
 use wsp_install::{captured_output, resolve_python, Installer, PythonDownloads};
 use wsp_interpreters::Inventory;
@@ -71,6 +74,19 @@ impl UvBackend {
 }
 
 impl Backend for UvBackend {
+    async fn resolve_interpreter(
+        &self,
+        request: ResolveRequest,
+    ) -> Result<Option<ResolvedInterpreter>, BackendError> {
+        let versions = &request.python_version;
+        let interpreter =
+            resolve_python(&self.inventory, self.downloads.as_ref(), versions).await?;
+        Ok(Some(ResolvedInterpreter {
+            full_version: interpreter.version,
+            path: interpreter.executable,
+        }))
+    }
+
     async fn provision(&self, request: ProvisionRequest) -> Result<Provisioned, BackendError> {
         let uv = self.uv()?;
         let versions = &request.python_version;

@@ -3,7 +3,10 @@
 use serde_json::{Map, Value};
 use wsp_backend::{Backend, BackendError, InstallRequest, UninstallRequest};
 use wsp_backend::{DescribeRequest, Description, ReleaseRequest, RunRequest};
-use wsp_backend::{LockInstallRequest, LockRequest, ProvisionRequest, Provisioned};
+use wsp_backend::{
+    LockInstallRequest, LockRequest, ProvisionRequest, Provisioned, ResolveRequest,
+    ResolvedInterpreter,
+};
 use wsp_install::{resolve_python, Installer, PythonDownloads};
 use wsp_interpreters::Inventory;
 use wsp_protocol::ExecuteResult;
@@ -81,6 +84,22 @@ impl VenvBackend {
 }
 
 impl Backend for VenvBackend {
+    async fn resolve_interpreter(
+        &self,
+        request: ResolveRequest,
+    ) -> Result<Option<ResolvedInterpreter>, BackendError> {
+        let interpreter = resolve_python(
+            &self.inventory,
+            self.downloads.as_ref(),
+            &request.python_version,
+        )
+        .await?;
+        Ok(Some(ResolvedInterpreter {
+            full_version: interpreter.version,
+            path: interpreter.executable,
+        }))
+    }
+
     async fn provision(&self, request: ProvisionRequest) -> Result<Provisioned, BackendError> {
         let interpreter = resolve_python(
             &self.inventory,

@@ -88,6 +88,11 @@ impl PathLock {
 
     /// Deletes the lock file, then releases the lock. Only an exclusive holder may do this;
     /// a shared holder just releases.
+    /// Sets the lock file's modification time to now.
+    pub(crate) fn set_modified_now(&self) -> io::Result<()> {
+        self.file.set_modified(std::time::SystemTime::now())
+    }
+
     pub(crate) fn unlink(self) -> io::Result<()> {
         if self.mode == LockMode::Exclusive {
             match std::fs::remove_file(&self.path) {

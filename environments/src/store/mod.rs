@@ -37,6 +37,7 @@ mod record;
 mod removal;
 mod reservation;
 mod reserve;
+mod reuse;
 mod sandboxed;
 mod stored;
 mod sweep;
@@ -53,6 +54,7 @@ pub use record::{
 };
 pub use removal::{Leftover, Removal, UseGuard};
 pub use reservation::Reservation;
+pub use reuse::{is_reuse_key, ReuseTurn};
 pub use sweep::SweepReport;
 pub(crate) use wait::acquire as acquire_lock;
 
@@ -151,6 +153,12 @@ impl Store {
     /// [`get`]: Store::get
     pub async fn remove(&self, id: &str) -> Result<Removal, StoreError> {
         removal::remove(self.layout.clone(), id).await
+    }
+
+    /// Removes environment `id` as [`remove`](Store::remove) does, if nobody in any process
+    /// uses or deletes it right now: `None` (and nothing changed) if someone does.
+    pub async fn remove_unused(&self, id: &str) -> Result<Option<Removal>, StoreError> {
+        removal::remove_unused(self.layout.clone(), id).await
     }
 
     /// Records that environment `id` runs sandboxed code (before its first sandboxed command

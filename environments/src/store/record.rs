@@ -53,6 +53,9 @@ pub struct EnvironmentRecord {
     pub extra: serde_json::Map<String, serde_json::Value>,
     /// When the environment was committed, in milliseconds since the Unix epoch.
     pub created_at_unix_ms: u64,
+    /// The content key of an environment made with `reuse` that nothing has changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reuse_key: Option<String>,
 }
 
 /// What provisioning found out about a new environment, handed to [`Reservation::commit`](super::Reservation::commit)
@@ -67,6 +70,9 @@ pub struct CommitFacts {
     pub interpreter_path: PathBuf,
     /// Backend-specific facts.
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// The content key of a create with `reuse`, under whose [`ReuseTurn`](super::ReuseTurn)
+    /// the environment is committed.
+    pub reuse_key: Option<String>,
 }
 
 /// Milliseconds since the Unix epoch (0 if the clock is before it).

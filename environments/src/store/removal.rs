@@ -105,6 +105,7 @@ pub(crate) fn acquire_use(layout: &Layout, id: &str) -> Result<UseGuard, StoreEr
     match Index::read(layout)?.environment(id) {
         Some(record) => {
             refuse_unsafe_root(record)?;
+            super::reuse::touch(&lock);
             Ok(UseGuard {
                 record: record.clone(),
                 _lock: lock,
@@ -137,27 +138,63 @@ fn refuse_unsafe_root(record: &EnvironmentRecord) -> Result<(), StoreError> {
 /// The locks that make the removal visible to others (the marker and the gate) live in this
 /// future itself, never in a blocking task, so that dropping it releases them at once.
 pub(crate) async fn remove(layout: Arc<Layout>, id: &str) -> Result<Removal, StoreError> {
+    remove_when(layout, id, Users::WaitFor)
+        .await?
+        .ok_or_else(|| not_found(id))
+}
+
+/// Removes `id` as [`remove`] does if nobody uses or deletes it right now; `None` if someone
+/// does (then nothing has changed).
+pub(crate) async fn remove_unused(
+    layout: Arc<Layout>,
+    id: &str,
+) -> Result<Option<Removal>, StoreError> {
+    remove_when(layout, id, Users::SkipIfAny).await
+}
+
+/// What a removal does about the environment's users.
+#[derive(PartialEq)]
+enum Users {
+    WaitFor,
+    SkipIfAny,
+}
+
+async fn remove_when(
+    layout: Arc<Layout>,
+    id: &str,
+    users: Users,
+) -> Result<Option<Removal>, StoreError> {
     let committed = |index: Arc<Index>| index.environment(id).is_some();
     if !is_environment_id(id) || !committed(current_index(&layout).await?) {
         return Err(not_found(id));
     }
     let marker_path = layout.delete_lock(id);
-    let marker = PathLock::try_acquire(&marker_path, LockMode::Exclusive)
+    let marker = match PathLock::try_acquire(&marker_path, LockMode::Exclusive)
         .map_err(|e| StoreError::io(format!("locking {}", marker_path.display()), e))?
-        .ok_or_else(|| not_found(id))?;
+    {
+        Some(marker) => marker,
+        None if users == Users::SkipIfAny => return Ok(None),
+        None => return Err(not_found(id)),
+    };
     // Removed by a removal that ended just before this one took the marker?
     if !committed(current_index(&layout).await?) {
         return Err(not_found(id));
     }
     let gate_path = layout.use_lock(id);
-    let gate = wait::acquire(&gate_path, LockMode::Exclusive)
-        .await
-        .map_err(|e| {
-            StoreError::io(
-                format!("waiting for users of {id} on {}", gate_path.display()),
-                e,
-            )
-        })?;
+    let waiting = |e| {
+        let doing = format!("waiting for users of {id} on {}", gate_path.display());
+        StoreError::io(doing, e)
+    };
+    let gate = match users {
+        Users::WaitFor => wait::acquire(&gate_path, LockMode::Exclusive)
+            .await
+            .map_err(waiting)?,
+        Users::SkipIfAny => match PathLock::try_acquire(&gate_path, LockMode::Exclusive) {
+            Ok(Some(gate)) => gate,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(waiting(e)),
+        },
+    };
     let (staging, owned_id) = (layout.clone(), id.to_owned());
     let (record, staged) = run_blocking(move || prepare(&staging, &owned_id)).await?;
     Prepared {
@@ -167,6 +204,7 @@ pub(crate) async fn remove(layout: Arc<Layout>, id: &str) -> Result<Removal, Sto
         gate,
     }
     .commit(&layout)
+    .map(Some)
 }
 
 /// Everything a removal needs to cross its point of no return without waiting.

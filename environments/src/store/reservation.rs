@@ -229,6 +229,7 @@ impl Pending {
             interpreter_path: facts.interpreter_path,
             extra: facts.extra,
             created_at_unix_ms: now_unix_ms(),
+            reuse_key: facts.reuse_key,
         };
         index.environments.push(record.clone());
         writer.write(&index, Durability::Durable, Space::Takes)?;

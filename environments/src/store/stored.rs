@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::layout::Layout;
 use super::record::{is_environment_id, EnvironmentRecord};
+use super::reuse::is_reuse_key;
 
 /// A record as `index.json` holds it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -30,6 +31,8 @@ pub(crate) struct StoredRecord {
     interpreter_path: PathBuf,
     extra: serde_json::Map<String, serde_json::Value>,
     created_at_unix_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reuse_key: Option<String>,
 }
 
 impl StoredRecord {
@@ -53,6 +56,7 @@ impl StoredRecord {
             interpreter_path,
             extra: record.extra.clone(),
             created_at_unix_ms: record.created_at_unix_ms,
+            reuse_key: record.reuse_key.clone(),
         }
     }
 
@@ -93,6 +97,8 @@ impl StoredRecord {
             interpreter_path,
             extra: self.extra.clone(),
             created_at_unix_ms: self.created_at_unix_ms,
+            // A key of another shape is never matched: the environment is just not reusable.
+            reuse_key: self.reuse_key.clone().filter(|key| is_reuse_key(key)),
         })
     }
 }

@@ -17,6 +17,7 @@ use super::lock::{LockMode, PathLock};
 use super::record::is_environment_id;
 use super::reservation::{discard_lock, take_stale_owner_lock};
 use super::reserve;
+use super::reuse::is_reuse_key;
 
 /// What [`Store::sweep`](super::Store::sweep) did.
 #[derive(Debug, Default)]
@@ -169,9 +170,10 @@ fn delete_unused_lock_files(
         let wanted = match kind {
             "use" | super::sandboxed::KIND => !committed.contains(id),
             "owner" | "delete" => true,
+            super::reuse::KIND => is_reuse_key(id),
             _ => false,
         };
-        if !wanted || !is_environment_id(id) {
+        if !wanted || !(is_environment_id(id) || is_reuse_key(id)) {
             continue;
         }
         // A held lock is in use: a live reservation, a user, or a deletion in progress.

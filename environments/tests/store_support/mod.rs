@@ -21,6 +21,7 @@ pub fn details(root: &Path) -> CommitFacts {
         python_full_version: "3.12.4".into(),
         interpreter_path: root.join("bin").join("python"),
         extra,
+        reuse_key: None,
     }
 }
 

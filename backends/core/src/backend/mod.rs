@@ -51,7 +51,7 @@ pub use error::BackendError;
 pub use requests::{
     BackendRequest, DescribeRequest, Description, InstallRequest, InstallSource,
     LockInstallRequest, LockRequest, ProgressSink, ProgressStep, ProvisionRequest, Provisioned,
-    ReleaseRequest, RunRequest, UninstallRequest,
+    ReleaseRequest, ResolveRequest, ResolvedInterpreter, RunRequest, UninstallRequest,
 };
 pub use run_options::{
     ContainmentMode, OutputChunk, OutputSink, RunOptions, SandboxNetwork, SandboxPolicy,
@@ -98,6 +98,18 @@ pub trait Backend: Send + Sync + 'static {
         &self,
         request: UninstallRequest,
     ) -> impl Future<Output = Result<(), BackendError>> + Send;
+
+    /// The interpreter a [`provision`](Backend::provision) of `request.python_version` would
+    /// build on, found without building anything: what `environment/create`'s `reuse` keys
+    /// environments by. `Ok(None)` (the default): the backend only knows while provisioning,
+    /// and `reuse` keys its environments by the version as the client wrote it.
+    fn resolve_interpreter(
+        &self,
+        request: ResolveRequest,
+    ) -> impl Future<Output = Result<Option<ResolvedInterpreter>, BackendError>> + Send {
+        let _ = request;
+        std::future::ready(Ok(None))
+    }
 
     /// Called once an environment is deleted, after the store has deleted (or set aside) its
     /// files: for backend-specific cleanup outside the root (most backends have none and

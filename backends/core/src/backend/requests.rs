@@ -46,6 +46,22 @@ pub struct Provisioned {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+/// Find the interpreter a provision would build on (see [`Backend::resolve_interpreter`]).
+#[derive(Debug, Clone)]
+pub struct ResolveRequest {
+    /// The Python the client asked for.
+    pub python_version: VersionRequest,
+}
+
+/// The interpreter a provision would build on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedInterpreter {
+    /// Its `X.Y.Z`.
+    pub full_version: PythonVersion,
+    /// Its executable.
+    pub path: PathBuf,
+}
+
 /// Describe the environment at `root`.
 #[derive(Debug, Clone)]
 pub struct DescribeRequest {
@@ -199,4 +215,5 @@ answered_by! {
     ReleaseRequest => release -> ();
     LockRequest => lock -> Lock;
     LockInstallRequest => install_lock -> ();
+    ResolveRequest => resolve_interpreter -> Option<ResolvedInterpreter>;
 }

@@ -9,7 +9,7 @@ use tower::{BoxError, Service};
 
 use super::{
     Backend, BackendError, BackendRequest, DescribeRequest, InstallRequest, LockInstallRequest,
-    LockRequest, ProvisionRequest, ReleaseRequest, RunRequest, UninstallRequest,
+    LockRequest, ProvisionRequest, ReleaseRequest, ResolveRequest, RunRequest, UninstallRequest,
 };
 
 /// Any [`Backend`] as a `tower::Service` of every [`BackendRequest`]: a [`ProvisionRequest`]
@@ -124,6 +124,7 @@ pub trait BackendStack:
     + Answers<ReleaseRequest>
     + Answers<LockRequest>
     + Answers<LockInstallRequest>
+    + Answers<ResolveRequest>
 {
 }
 
@@ -136,6 +137,7 @@ impl<S> BackendStack for S where
         + Answers<ReleaseRequest>
         + Answers<LockRequest>
         + Answers<LockInstallRequest>
+        + Answers<ResolveRequest>
 {
 }
 
