@@ -26,7 +26,10 @@ use tower::limit::ConcurrencyLimitLayer;
 use tower::Layer;
 use wsp_backend::{Backend, BackendError, BackendService, BoxBackend};
 use wsp_backend::{DescribeRequest, Description, ProvisionRequest, Provisioned};
-use wsp_backend::{ReleaseRequest, ResolveRequest, ResolvedInterpreter, RunRequest};
+use wsp_backend::{
+    LockInstallRequest, LockRequest, ReleaseRequest, ResolveRequest, ResolvedInterpreter,
+    RunRequest,
+};
 use wsp_conformance::{check_backend, BackendUnderTest, Client, KitContext};
 use wsp_install::{InstallRequest, UninstallRequest};
 use wsp_protocol::{ExecuteResult, FailureReason};
@@ -77,6 +80,14 @@ impl<B: Backend> Backend for Quota<B> {
 
     async fn release(&self, request: ReleaseRequest) -> Result<(), BackendError> {
         self.inner.release(request).await
+    }
+
+    async fn lock(&self, request: LockRequest) -> Result<wsp_protocol::Lock, BackendError> {
+        self.inner.lock(request).await
+    }
+
+    async fn install_lock(&self, request: LockInstallRequest) -> Result<(), BackendError> {
+        self.inner.install_lock(request).await
     }
 
     async fn resolve_interpreter(

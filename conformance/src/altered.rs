@@ -6,7 +6,10 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, Semaphore};
 use wsp_backend::{Answers, Backend, BackendError, BackendRequest, BackendStack, BoxBackend};
 use wsp_backend::{DescribeRequest, Description, ProvisionRequest, Provisioned};
-use wsp_backend::{ReleaseRequest, ResolveRequest, ResolvedInterpreter, RunRequest};
+use wsp_backend::{
+    LockInstallRequest, LockRequest, ReleaseRequest, ResolveRequest, ResolvedInterpreter,
+    RunRequest,
+};
 use wsp_install::{InstallRequest, UninstallRequest};
 use wsp_protocol::{ExecuteResult, FailureReason};
 
@@ -105,6 +108,14 @@ impl Backend for Altered {
 
     async fn release(&self, request: ReleaseRequest) -> Result<(), BackendError> {
         self.pass(Step::Other, request).await
+    }
+
+    async fn lock(&self, request: LockRequest) -> Result<wsp_protocol::Lock, BackendError> {
+        self.pass(Step::Other, request).await
+    }
+
+    async fn install_lock(&self, request: LockInstallRequest) -> Result<(), BackendError> {
+        self.pass(Step::Install, request).await
     }
 
     async fn resolve_interpreter(

@@ -9,7 +9,8 @@
 //! in-process counterpart of a crash), the delete-waits rule, everything about running commands,
 //! and the extensions: installing and uninstalling packages (from [`KIT_PACKAGES`], see
 //! [`KitPackages`]), creating with packages, one install at a time, a delete waiting for an
-//! install, and `$/progress`. It panics with the list of failed checks.
+//! install, `$/progress`, and, on a server that lists `environment.lock`, locking an
+//! environment and creating one from the lock. It panics with the list of failed checks.
 //!
 //! The constructor returns any [`Backend`](wsp_backend::Backend): a backend of your own, or a
 //! [`BoxBackend`] holding one wrapped in tower layers (`BoxBackend::new(layers.service(BackendService::new(b)))`,
@@ -53,6 +54,7 @@ mod contract;
 mod execute;
 mod install;
 mod install_order;
+mod lock;
 mod reuse;
 
 use std::future::Future;
@@ -251,6 +253,7 @@ pub fn checks() -> Vec<(&'static str, CheckFn)> {
     all.extend(cancellation::checks());
     all.extend(install::checks());
     all.extend(install_order::checks());
+    all.extend(lock::checks());
     all.extend(reuse::checks());
     all
 }

@@ -91,7 +91,7 @@ impl Environments {
                 python_version: params.version_request,
             })
             .await;
-        let installing = !params.packages.is_empty();
+        let installing = !params.packages.is_empty() || params.lock.is_some();
         let described = match provisioned {
             Ok(provisioned) => {
                 let message = format!(
@@ -109,7 +109,11 @@ impl Environments {
                     start: 20,
                     span: 70,
                 };
-                let installed = if installing {
+                let target = (root.as_path(), reservation.id.as_str());
+                let installed = if let Some(lock) = params.lock {
+                    self.install_lock_into(backend, target, lock, &params.source, progress, span)
+                        .await
+                } else if installing {
                     self.install_into(backend, &root, &reservation.id, packages, progress, span)
                         .await
                 } else {

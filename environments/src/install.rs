@@ -151,7 +151,7 @@ impl Environments {
     /// Whether installs into `id` run sandboxed: under `wsp serve --sandbox`, and once the
     /// environment has run sandboxed code, whose files it may have planted (see
     /// `wsp_install::install_sandbox`).
-    fn confines_installs(&self, id: &str) -> bool {
+    pub(super) fn confines_installs(&self, id: &str) -> bool {
         self.inner.execute_defaults.sandbox || self.inner.store.was_sandboxed(id)
     }
 
@@ -174,7 +174,7 @@ impl Environments {
 
 impl Environments {
     /// Waits for environment `id`'s install turn (see [`crate::install_turns`]).
-    async fn install_turn(&self, id: &str, root: &Path) -> Answer<InstallTurn> {
+    pub(super) async fn install_turn(&self, id: &str, root: &Path) -> Answer<InstallTurn> {
         self.inner.turns.take(id, root).await.map_err(|e| {
             let detail = format!("cannot take the install lock of {}: {e}", root.display());
             execution_failed("install lock", &FailureReason::InstallFailed, &detail, &e)

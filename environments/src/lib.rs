@@ -23,6 +23,7 @@ mod handlers;
 mod input;
 mod install;
 mod install_turns;
+mod lock;
 mod progress;
 mod reuse;
 pub mod store;
@@ -35,7 +36,7 @@ use std::sync::Arc;
 use crate::store::Store;
 use wsp_backend::{BoxBackend, InstallSource};
 use wsp_middleware::{handler_fn, read_ordered, Context, ReadTime, Router};
-use wsp_protocol::method::{Create, Delete, Execute, Gc, Get, Install, List, Uninstall};
+use wsp_protocol::method::{Create, Delete, Execute, Gc, Get, Install, List, Lock, Uninstall};
 use wsp_protocol::params::DeleteParams;
 use wsp_protocol::UninstallParams;
 use wsp_protocol::{methods, ExecuteParams, GcParams, IdParams, InstallParams, NoParams};
@@ -212,6 +213,7 @@ impl Environments {
             "execute.limits",
             "progress",
             "create.backend",
+            "environment.lock",
         ];
         if wsp_exec::sandbox_availability().is_ok() {
             features.push("execute.sandbox");
@@ -222,8 +224,8 @@ impl Environments {
         features
     }
 
-    /// Binds `environment/list`, `create`, `get`, `delete`, `execute`, `install` and
-    /// `uninstall`, and the `environment/input` and `environment/resize` notifications of
+    /// Binds `environment/list`, `create`, `get`, `delete`, `execute`, `install`,
+    /// `uninstall` and `lock`, and the `environment/input` and `environment/resize` notifications of
     /// interactive executes; `environment/output` and `$/progress` notifications go through the
     /// connection's notifier (without one, `stream: true` and `work_done_token` change nothing
     /// but the result still carries the output).
@@ -262,6 +264,10 @@ impl Environments {
             .method::<Uninstall, _>(read_ordered(
                 env.admits(|env, p: &UninstallParams, read| env.begin_use(&p.id, read)),
                 env.runs(|env, in_use, params, _| env.uninstall(in_use, params)),
+            ))
+            .method::<Lock, _>(read_ordered(
+                env.admits(|env, p: &IdParams, read| env.begin_use(&p.id, read)),
+                env.runs(|env, in_use, params, _| env.lock(in_use, params)),
             ))
             .method::<Gc, _>(handler_fn({
                 let env = env.clone();

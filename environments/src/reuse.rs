@@ -59,8 +59,8 @@ impl Environments {
 
     /// The SHA-256, in hex, of what the environment `params` asks for would hold: the backend,
     /// the interpreter it would be built on (its version and path; the version as asked when
-    /// the backend only knows while provisioning), the sorted packages and where they come
-    /// from (the server's defaults applied).
+    /// the backend only knows while provisioning), the sorted packages (and the lock, when it is
+    /// created from one) and where they come from (the server's defaults applied).
     async fn content_key(
         &self,
         backend: &BoxBackend,
@@ -83,7 +83,7 @@ impl Environments {
         let mut packages = params.packages.clone();
         packages.sort();
         let source = self.source(&params.source);
-        let content = json!({
+        let mut content = json!({
             "backend": backend_name,
             "interpreter": interpreter,
             "packages": packages,
@@ -91,6 +91,9 @@ impl Environments {
             "index_url": source.index_url,
             "no_index": source.no_index,
         });
+        if let (Some(lock), Value::Object(content)) = (&params.lock, &mut content) {
+            content.insert("lock".into(), json!(lock));
+        }
         let digest = Sha256::digest(content.to_string().as_bytes());
         Ok(digest.iter().map(|byte| format!("{byte:02x}")).collect())
     }

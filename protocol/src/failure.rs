@@ -41,12 +41,14 @@ pub enum FailureReason {
     Timeout,
     /// The backend failed with an error that names no reason.
     BackendError,
+    /// The environment cannot be locked (a conda prefix holding packages pip installed).
+    LockUnsupported,
     /// A reason of a custom backend's own (kebab-case by convention).
     Custom(Cow<'static, str>),
 }
 
 /// Every reason that is a variant, with its wire spelling.
-const KNOWN: [(FailureReason, &str); 13] = [
+const KNOWN: [(FailureReason, &str); 14] = [
     (FailureReason::ProvisionFailed, "provision-failed"),
     (FailureReason::DescribeFailed, "describe-failed"),
     (FailureReason::SpawnFailed, "spawn-failed"),
@@ -60,6 +62,7 @@ const KNOWN: [(FailureReason, &str); 13] = [
     (FailureReason::StateStore, "state-store"),
     (FailureReason::Timeout, "timeout"),
     (FailureReason::BackendError, "backend-error"),
+    (FailureReason::LockUnsupported, "lock-unsupported"),
 ];
 
 impl FailureReason {

@@ -13,6 +13,7 @@ pub mod failure;
 pub mod fields;
 pub mod id;
 pub mod interactive;
+pub mod lock;
 pub mod message;
 pub mod method;
 pub mod packages;
@@ -27,6 +28,7 @@ pub use error::ErrorObjectOwned;
 pub use error_code::WspErrorCode;
 pub use failure::FailureReason;
 pub use id::Id;
+pub use lock::{Lock, LockFormat};
 pub use message::{
     parse_payload, Incoming, Notification, Payload, Request, Response, WideIntegers,
 };
@@ -77,6 +79,8 @@ pub mod methods {
     pub const INSTALL: &str = "environment/install";
     /// `environment/uninstall` (an extension beyond WSP 0.1.0).
     pub const UNINSTALL: &str = "environment/uninstall";
+    /// `environment/lock` (an extension beyond WSP 0.1.0, feature `environment.lock`).
+    pub const LOCK: &str = "environment/lock";
     /// The `$/progress` notification (server to client).
     pub const PROGRESS: &str = "$/progress";
     /// The `environment/output` notification (server to client).

@@ -76,6 +76,8 @@ methods! {
     Install = crate::methods::INSTALL, InstallParams => EnvironmentDetails;
     /// `environment/uninstall` (an extension beyond WSP 0.1.0).
     Uninstall = crate::methods::UNINSTALL, UninstallParams => EnvironmentDetails;
+    /// `environment/lock` (an extension beyond WSP 0.1.0).
+    Lock = crate::methods::LOCK, IdParams => crate::lock::Lock;
     /// `environment/gc` (an extension beyond WSP 0.1.0).
     Gc = crate::methods::GC, GcParams => GcResult;
 }

@@ -73,6 +73,10 @@ crate::params! {
         /// ...); `None`: the server's default (`initialize` lists them in `backends`).
         #[serde(skip_serializing_if = "Option::is_none")]
         pub backend: Option<String> = optional_string(1, Some(64)).pattern("^[a-z][a-z0-9-]*$"),
+        /// What to install instead of `packages`: exactly what the lock names (feature
+        /// `environment.lock`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub lock: Option<crate::lock::Lock> = crate::lock::LockRule,
         /// Answer with a live environment of the same content (backend, resolved interpreter,
         /// packages and sources) made with `reuse` too, if there is one, instead of building
         /// another (feature `environment.lock`).

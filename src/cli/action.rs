@@ -23,8 +23,15 @@ pub enum Action {
         packages: Vec<String>,
         /// Where to look for them.
         source: SourceArgs,
+        /// `--lock FILE`, read: what to install instead of `packages`.
+        lock: Option<wsp_protocol::Lock>,
         /// Whether an environment of the same content may answer.
         reuse: bool,
+    },
+    /// `wsp lock ID|NAME`.
+    Lock {
+        /// An id or a name.
+        target: String,
     },
     /// `wsp install ID|NAME PKG... [-r FILE]...`.
     Install {
@@ -87,16 +94,19 @@ impl Action {
                 python,
                 packages,
                 requirements,
+                lock,
                 source,
                 reuse,
                 client,
             } => {
                 let packages = with_requirements(packages, &requirements)?;
+                let lock = lock.as_deref().map(read_lock).transpose()?;
                 let action = Action::Create {
                     name,
                     python,
                     packages,
                     source,
+                    lock,
                     reuse,
                 };
                 (action, client)
@@ -116,6 +126,7 @@ impl Action {
                 client,
             } => (Action::Uninstall { target, packages }, client),
             Command::Get { target, client } => (Action::Get { target }, client),
+            Command::Lock { target, client } => (Action::Lock { target }, client),
             Command::Delete {
                 target,
                 yes,
@@ -167,12 +178,26 @@ impl Action {
             Action::Install { .. } => "install",
             Action::Uninstall { .. } => "uninstall",
             Action::Get { .. } => "get",
+            Action::Lock { .. } => "lock",
             Action::Delete { .. } => "delete",
             Action::Gc { .. } => "gc",
             Action::Exec(_) => "exec",
             Action::Call { .. } => return None,
         })
     }
+}
+
+/// The lock in the file at `path`: a conda explicit spec when a line of it is `@EXPLICIT`,
+/// else a `pylock.toml` (whatever the file's name; the server checks the text).
+fn read_lock(path: &std::path::Path) -> Result<wsp_protocol::Lock, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::Usage(format!("--lock {}: {e}", path.display())))?;
+    let format = if text.lines().any(|line| line.trim() == "@EXPLICIT") {
+        wsp_protocol::LockFormat::CondaExplicit
+    } else {
+        wsp_protocol::LockFormat::Pylock
+    };
+    Ok(wsp_protocol::Lock { format, text })
 }
 
 /// `packages` followed by what each requirements file lists; a file listing nothing, with no

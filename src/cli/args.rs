@@ -62,6 +62,10 @@ pub enum Command {
         /// Install the requirements FILE lists too; repeatable (see `wsp install --help`).
         #[arg(short = 'r', long = "requirement", value_name = "FILE")]
         requirements: Vec<PathBuf>,
+        /// Install exactly what the lock FILE names (from `wsp lock`): a PEP 751
+        /// `pylock.toml` for venv and uv, a conda explicit spec (`@EXPLICIT`) for conda.
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["packages", "requirements"])]
+        lock: Option<PathBuf>,
         /// Where to look for the packages.
         #[command(flatten)]
         source: SourceArgs,
@@ -70,6 +74,16 @@ pub enum Command {
         /// (NAME then only matters when it is another environment's).
         #[arg(long)]
         reuse: bool,
+        /// Client options.
+        #[command(flatten)]
+        client: ClientArgs,
+    },
+    /// Print a lock of an environment: every installed distribution, its exact version and
+    /// where it came from (`wsp lock ENV > pylock.toml`; `wsp create NAME --lock FILE` makes it
+    /// again).
+    Lock {
+        /// An environment id, or a name.
+        target: String,
         /// Client options.
         #[command(flatten)]
         client: ClientArgs,

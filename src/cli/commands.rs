@@ -76,13 +76,14 @@ where
             python,
             packages,
             source,
+            lock,
             reuse,
         } => {
             let python = python.ok_or_else(|| CliError::Usage("--python is needed".into()))?;
             let version_request = python
                 .parse()
                 .map_err(|reason| CliError::Usage(format!("--python `{python}`: {reason}")))?;
-            let source = if packages.is_empty() {
+            let source = if packages.is_empty() && lock.is_none() {
                 PackageSource::default()
             } else {
                 source.into()
@@ -94,6 +95,7 @@ where
                 source,
                 work_done_token: Some(ProgressView::token()),
                 backend: None,
+                lock,
                 reuse,
                 version_request,
             };
@@ -127,6 +129,16 @@ where
             let (id, _) = resolve(client, &target).await?;
             let details = client.call::<Get>(&IdParams { id }).await?;
             print_details(&details, json)?;
+        }
+        Action::Lock { target } => {
+            let (id, _) = resolve(client, &target).await?;
+            let lock = client
+                .call::<wsp_protocol::method::Lock>(&IdParams { id })
+                .await?;
+            if json {
+                return print_json(&lock);
+            }
+            write_stdout(lock.text.as_bytes())?;
         }
         Action::Delete { target, confirm } => {
             let (id, name) = resolve(client, &target).await?;

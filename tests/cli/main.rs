@@ -10,6 +10,7 @@ mod cli;
 mod cli_delete;
 mod cli_gc;
 mod cli_install;
+mod cli_lock;
 mod cli_paths;
 mod cli_python;
 mod cli_requirements;

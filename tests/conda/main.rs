@@ -9,3 +9,4 @@ mod support;
 mod backends;
 mod conda_cli;
 mod conda_hostile;
+mod conda_lock;

@@ -9,6 +9,7 @@ mod support;
 mod install;
 mod install_create;
 mod install_serial;
+mod lock;
 mod pip_path;
 mod progress;
 mod sandbox_installer;

@@ -73,6 +73,7 @@ async fn initialize_reports_capabilities_and_a_second_one_is_32600() {
             "environment/get",
             "environment/install",
             "environment/list",
+            "environment/lock",
             "environment/uninstall",
             "initialize",
             "shutdown"

@@ -160,7 +160,9 @@ pub(crate) async fn uninstall(
 }
 
 /// Opens the prefix at `root` and reads its checked records.
-async fn open_prefix(root: &Path) -> Result<(Arc<PrefixDir>, Vec<Installed>), BackendError> {
+pub(crate) async fn open_prefix(
+    root: &Path,
+) -> Result<(Arc<PrefixDir>, Vec<Installed>), BackendError> {
     let root = root.to_owned();
     tokio::task::spawn_blocking(move || {
         let prefix = PrefixDir::open(&root)

@@ -31,6 +31,7 @@ mod describe;
 mod install;
 mod installed;
 mod link;
+mod lock;
 mod prefix_dir;
 mod progress;
 mod provision;
@@ -41,7 +42,8 @@ use std::path::PathBuf;
 
 use wsp_backend::{Backend, BackendError, DescribeRequest, Description, RunRequest};
 use wsp_backend::{
-    InstallRequest, ProvisionRequest, Provisioned, ReleaseRequest, UninstallRequest,
+    InstallRequest, LockInstallRequest, LockRequest, ProvisionRequest, Provisioned, ReleaseRequest,
+    UninstallRequest,
 };
 use wsp_exec::RunSpec;
 use wsp_protocol::ExecuteResult;
@@ -131,5 +133,15 @@ impl Backend for CondaBackend {
     /// Nothing lives outside the prefix.
     async fn release(&self, _request: ReleaseRequest) -> Result<(), BackendError> {
         Ok(())
+    }
+
+    /// An `@EXPLICIT` spec of the prefix's records (`lock-unsupported` when pip installed
+    /// into it).
+    async fn lock(&self, request: LockRequest) -> Result<wsp_protocol::Lock, BackendError> {
+        lock::lock(&request.root).await
+    }
+
+    async fn install_lock(&self, request: LockInstallRequest) -> Result<(), BackendError> {
+        lock::install_lock(&self.config, &request).await
     }
 }

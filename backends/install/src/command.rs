@@ -76,6 +76,41 @@ impl Installer {
         argv
     }
 
+    /// The command line that installs the requirements file `requirements` (an install from a
+    /// lock) for `python`: without dependencies, and with `--require-hashes` when `hashes`.
+    pub(super) fn lock_install_argv(
+        &self,
+        python: &Path,
+        requirements: &Path,
+        source: &crate::InstallSource,
+        hashes: bool,
+        confined: bool,
+    ) -> Vec<String> {
+        let request = InstallRequest {
+            root: PathBuf::new(),
+            environment_id: String::new(),
+            packages: Vec::new(),
+            source: source.clone(),
+            upgrade: false,
+            progress: None,
+            sandbox: None,
+        };
+        let mut argv = self.install_argv(python, &request);
+        argv.pop();
+        if confined {
+            argv.push(match self {
+                Installer::Uv(_) => "--no-cache".to_owned(),
+                Installer::Pip | Installer::ExternalPip(_) => "--no-cache-dir".to_owned(),
+            });
+        }
+        argv.push("--no-deps".to_owned());
+        if hashes {
+            argv.push("--require-hashes".to_owned());
+        }
+        argv.extend(["-r".to_owned(), requirements.to_string_lossy().into_owned()]);
+        argv
+    }
+
     /// The command line that uninstalls `names` for `python` (with no cache when `confined`).
     pub(super) fn uninstall_argv(
         &self,

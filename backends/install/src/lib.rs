@@ -23,12 +23,15 @@ mod command;
 mod confine;
 mod helper;
 mod lock;
+mod lock_install;
 mod output;
 mod pip_stub;
 mod python;
 mod steps;
 
 pub mod packages;
+pub mod pylock;
+pub mod sources;
 pub mod venv_layout;
 
 use std::path::Path;
@@ -40,6 +43,7 @@ pub use command::{find_uv, Installer, PIP_RUNNER};
 pub use confine::{install_sandbox, uninstall_sandbox};
 pub use helper::captured_output;
 pub use lock::INSTALL_LOCK_FILE;
+pub use lock_install::{install_lock, lock};
 pub use output::MAX_DETAIL_BYTES;
 pub use pip_stub::write_pip_stubs;
 pub use python::{resolve_python, PythonDownloads};
@@ -68,7 +72,14 @@ pub async fn install(
         request.progress.clone(),
         request.sandbox.clone(),
     )
-    .await
+    .await?;
+    let (root, source) = (request.root.clone(), request.source.clone());
+    let recorded =
+        tokio::task::spawn_blocking(move || sources::record_sources(&root, &source)).await;
+    if let Ok(Err(error)) = recorded {
+        tracing::warn!(%error, "where the installed packages came from could not be recorded");
+    }
+    Ok(())
 }
 
 /// Uninstalls `request.packages` with `installer` (see [`install`]).

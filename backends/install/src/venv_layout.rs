@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use wsp_backend::{Backend, BackendError, DescribeRequest, Description, ProvisionRequest};
 use wsp_backend::{InstallRequest, Provisioned, ReleaseRequest, RunRequest, UninstallRequest};
-use wsp_backend::{ResolveRequest, ResolvedInterpreter};
+use wsp_backend::{LockInstallRequest, LockRequest, ResolveRequest, ResolvedInterpreter};
 use wsp_exec::{Activation, RunSpec};
 use wsp_protocol::{ExecuteResult, FailureReason};
 
@@ -79,6 +79,25 @@ impl<P: VenvProvider> Backend for VenvLayout<P> {
     async fn release(&self, _request: ReleaseRequest) -> Result<(), BackendError> {
         Ok(())
     }
+
+    async fn lock(&self, request: LockRequest) -> Result<wsp_protocol::Lock, BackendError> {
+        crate::lock(&request.root).await
+    }
+
+    async fn install_lock(&self, request: LockInstallRequest) -> Result<(), BackendError> {
+        install_lock(self.0.installer()?, request).await
+    }
+}
+
+/// Installs exactly what `request.lock` names into the venv at its root with `installer` (see
+/// [`crate::install_lock`]).
+pub async fn install_lock(
+    installer: Installer,
+    request: LockInstallRequest,
+) -> Result<(), BackendError> {
+    let python = interpreter_path(&request.root);
+    let activation = Activation::venv(&request.root);
+    crate::install_lock(&installer, &python, &activation, &request).await
 }
 
 /// The interpreter of the venv at `root`: `<root>/bin/python`.

@@ -20,7 +20,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use wsp_backend::{Backend, BackendError, InstallRequest, UninstallRequest};
 use wsp_backend::{DescribeRequest, Description, ReleaseRequest, RunRequest};
-use wsp_backend::{ProvisionRequest, Provisioned, ResolveRequest, ResolvedInterpreter};
+use wsp_backend::{
+    LockInstallRequest, LockRequest, ProvisionRequest, Provisioned, ResolveRequest,
+    ResolvedInterpreter,
+};
 use wsp_install::venv_layout::{self, interpreter_path};
 use wsp_install::{captured_output, resolve_python, Installer, PythonDownloads};
 use wsp_interpreters::Inventory;
@@ -163,5 +166,13 @@ impl Backend for UvBackend {
 
     async fn release(&self, _request: ReleaseRequest) -> Result<(), BackendError> {
         Ok(())
+    }
+
+    async fn lock(&self, request: LockRequest) -> Result<wsp_protocol::Lock, BackendError> {
+        wsp_install::lock(&request.root).await
+    }
+
+    async fn install_lock(&self, request: LockInstallRequest) -> Result<(), BackendError> {
+        venv_layout::install_lock(self.installer()?, request).await
     }
 }

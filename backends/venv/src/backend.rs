@@ -3,7 +3,10 @@
 use serde_json::{Map, Value};
 use wsp_backend::{Backend, BackendError, InstallRequest, UninstallRequest};
 use wsp_backend::{DescribeRequest, Description, ReleaseRequest, RunRequest};
-use wsp_backend::{ProvisionRequest, Provisioned, ResolveRequest, ResolvedInterpreter};
+use wsp_backend::{
+    LockInstallRequest, LockRequest, ProvisionRequest, Provisioned, ResolveRequest,
+    ResolvedInterpreter,
+};
 use wsp_install::{resolve_python, Installer, PythonDownloads};
 use wsp_interpreters::Inventory;
 use wsp_protocol::ExecuteResult;
@@ -164,6 +167,16 @@ impl Backend for VenvBackend {
 
     async fn release(&self, _request: ReleaseRequest) -> Result<(), BackendError> {
         Ok(())
+    }
+
+    async fn lock(&self, request: LockRequest) -> Result<wsp_protocol::Lock, BackendError> {
+        wsp_install::lock(&request.root).await
+    }
+
+    async fn install_lock(&self, request: LockInstallRequest) -> Result<(), BackendError> {
+        let confined = request.sandbox.is_some();
+        let (installer, _pip) = self.installer_for(&request.root, confined).await?;
+        wsp_install::venv_layout::install_lock(installer, request).await
     }
 }
 

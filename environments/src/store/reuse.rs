@@ -93,7 +93,7 @@ impl Store {
         .await
     }
 
-    /// When `record`'s environment was last used (created, reused, got, executed in, installed
+    /// When `record`'s environment was last used (created, reused, got, locked, executed in, installed
     /// into or uninstalled from, in any process). Blocking: one `lstat`.
     pub fn last_used(&self, record: &EnvironmentRecord) -> SystemTime {
         let created = UNIX_EPOCH + Duration::from_millis(record.created_at_unix_ms);

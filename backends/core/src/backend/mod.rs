@@ -32,6 +32,8 @@
 //! #   async fn install(&self, _: wsp_backend::InstallRequest) -> Result<(), BackendError> { unimplemented!() }
 //! #   async fn uninstall(&self, _: wsp_backend::UninstallRequest) -> Result<(), BackendError> { unimplemented!() }
 //! #   async fn release(&self, _: wsp_backend::ReleaseRequest) -> Result<(), BackendError> { unimplemented!() }
+//! #   async fn lock(&self, _: wsp_backend::LockRequest) -> Result<wsp_protocol::Lock, BackendError> { unimplemented!() }
+//! #   async fn install_lock(&self, _: wsp_backend::LockInstallRequest) -> Result<(), BackendError> { unimplemented!() }
 //! }
 //! ```
 
@@ -47,9 +49,9 @@ use wsp_protocol::ExecuteResult;
 
 pub use error::BackendError;
 pub use requests::{
-    BackendRequest, DescribeRequest, Description, InstallRequest, InstallSource, ProgressSink,
-    ProgressStep, ProvisionRequest, Provisioned, ReleaseRequest, ResolveRequest,
-    ResolvedInterpreter, RunRequest, UninstallRequest,
+    BackendRequest, DescribeRequest, Description, InstallRequest, InstallSource,
+    LockInstallRequest, LockRequest, ProgressSink, ProgressStep, ProvisionRequest, Provisioned,
+    ReleaseRequest, ResolveRequest, ResolvedInterpreter, RunRequest, UninstallRequest,
 };
 pub use run_options::{
     ContainmentMode, OutputChunk, OutputSink, RunOptions, SandboxNetwork, SandboxPolicy,
@@ -115,5 +117,21 @@ pub trait Backend: Send + Sync + 'static {
     fn release(
         &self,
         request: ReleaseRequest,
+    ) -> impl Future<Output = Result<(), BackendError>> + Send;
+
+    /// Names every distribution installed in the environment, its exact version and where it
+    /// came from (`environment/lock`); a backend that cannot answers `-31004` with reason
+    /// [`LockUnsupported`](wsp_protocol::FailureReason::LockUnsupported).
+    fn lock(
+        &self,
+        request: LockRequest,
+    ) -> impl Future<Output = Result<wsp_protocol::Lock, BackendError>> + Send;
+
+    /// Installs exactly what a lock names into an environment `provision` just made, checking
+    /// every hash; any mismatch is [`InstallFailed`](wsp_protocol::FailureReason::InstallFailed)
+    /// (the server then deletes the environment).
+    fn install_lock(
+        &self,
+        request: LockInstallRequest,
     ) -> impl Future<Output = Result<(), BackendError>> + Send;
 }

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::path::PathBuf;
 
 use tokio::sync::mpsc;
-use wsp_protocol::{ExecuteResult, Package, PythonVersion, VersionRequest};
+use wsp_protocol::{ExecuteResult, Lock, Package, PythonVersion, VersionRequest};
 
 use super::{Backend, BackendError, RunOptions, SandboxPolicy, WorkingDir};
 
@@ -164,6 +164,32 @@ pub struct UninstallRequest {
     pub sandbox: Option<SandboxPolicy>,
 }
 
+/// Lock the environment at `root`: name every installed distribution with its exact version
+/// and where it came from (`environment/lock`).
+#[derive(Debug, Clone)]
+pub struct LockRequest {
+    /// The environment's root.
+    pub root: PathBuf,
+}
+
+/// Install exactly what `lock` names into the environment just provisioned at `root`, checking
+/// every hash the lock carries (`environment/create` with `lock`).
+#[derive(Debug, Clone)]
+pub struct LockInstallRequest {
+    /// The environment's root.
+    pub root: PathBuf,
+    /// The environment's id.
+    pub environment_id: String,
+    /// The lock, as the client gave it.
+    pub lock: Lock,
+    /// Where to look for what the lock names without a file of its own.
+    pub source: InstallSource,
+    /// Where the installer's steps go.
+    pub progress: Option<ProgressSink>,
+    /// Runs the installer in this sandbox. `None`: unconfined.
+    pub sandbox: Option<SandboxPolicy>,
+}
+
 /// `impl BackendRequest for $request`, answered by `Backend::$method` as `$response`.
 macro_rules! answered_by {
     ($($request:ty => $method:ident -> $response:ty;)*) => {$(
@@ -187,5 +213,7 @@ answered_by! {
     InstallRequest => install -> ();
     UninstallRequest => uninstall -> ();
     ReleaseRequest => release -> ();
+    LockRequest => lock -> Lock;
+    LockInstallRequest => install_lock -> ();
     ResolveRequest => resolve_interpreter -> Option<ResolvedInterpreter>;
 }

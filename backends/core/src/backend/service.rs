@@ -8,8 +8,8 @@ use futures::future::BoxFuture;
 use tower::{BoxError, Service};
 
 use super::{
-    Backend, BackendError, BackendRequest, DescribeRequest, InstallRequest, ProvisionRequest,
-    ReleaseRequest, ResolveRequest, RunRequest, UninstallRequest,
+    Backend, BackendError, BackendRequest, DescribeRequest, InstallRequest, LockInstallRequest,
+    LockRequest, ProvisionRequest, ReleaseRequest, ResolveRequest, RunRequest, UninstallRequest,
 };
 
 /// Any [`Backend`] as a `tower::Service` of every [`BackendRequest`]: a [`ProvisionRequest`]
@@ -32,6 +32,8 @@ use super::{
 /// #     async fn install(&self, _: wsp_backend::InstallRequest) -> Result<(), wsp_backend::BackendError> { unimplemented!() }
 /// #     async fn uninstall(&self, _: wsp_backend::UninstallRequest) -> Result<(), wsp_backend::BackendError> { unimplemented!() }
 /// #     async fn release(&self, _: wsp_backend::ReleaseRequest) -> Result<(), wsp_backend::BackendError> { unimplemented!() }
+/// #     async fn lock(&self, _: wsp_backend::LockRequest) -> Result<wsp_protocol::Lock, wsp_backend::BackendError> { unimplemented!() }
+/// #     async fn install_lock(&self, _: wsp_backend::LockInstallRequest) -> Result<(), wsp_backend::BackendError> { unimplemented!() }
 /// # }
 /// use tower::ServiceBuilder;
 /// use wsp_backend::{BackendService, BoxBackend};
@@ -120,6 +122,8 @@ pub trait BackendStack:
     + Answers<InstallRequest>
     + Answers<UninstallRequest>
     + Answers<ReleaseRequest>
+    + Answers<LockRequest>
+    + Answers<LockInstallRequest>
     + Answers<ResolveRequest>
 {
 }
@@ -131,6 +135,8 @@ impl<S> BackendStack for S where
         + Answers<InstallRequest>
         + Answers<UninstallRequest>
         + Answers<ReleaseRequest>
+        + Answers<LockRequest>
+        + Answers<LockInstallRequest>
         + Answers<ResolveRequest>
 {
 }

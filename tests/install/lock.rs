@@ -1,0 +1,143 @@
+//! `environment/lock` and `environment/create` with `lock` over the real binary, offline from
+//! local wheels: on the venv backend (installing with uv, and with pip) and the uv backend, a
+//! lock recreates an environment with equal `installed_packages`; a tampered hash fails with
+//! `-31004 install-failed` and leaves nothing behind; `lock` with `packages` is `-32602`.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::install_support::{call_collecting, installed, ok, venv_server, wheels, With};
+use crate::support::{error_code, Server};
+
+/// The servers under test: a label, the server's extra arguments, and its installer.
+const SERVERS: [(&str, &[&str], With); 3] = [
+    ("venv, uv installing", &[], With::Uv),
+    ("venv, pip installing", &[], With::Pip),
+    ("uv backend", &["--backend", "uv"], With::Uv),
+];
+
+/// How many environments the store holds on disk.
+fn environments_on_disk(state: &Path) -> usize {
+    std::fs::read_dir(state.join("environments"))
+        .map(|entries| entries.count())
+        .unwrap_or(0)
+}
+
+/// The `sha256` the lock gives the file named `file_name`.
+fn sha256_in(lock: &str, file_name: &str) -> String {
+    let table: toml::Table = toml::from_str(lock).expect("the lock is TOML");
+    let packages = table["packages"].as_array().expect("packages");
+    packages
+        .iter()
+        .flat_map(|package| package.get("wheels").and_then(|w| w.as_array()).cloned())
+        .flatten()
+        .find(|wheel| wheel.get("name").and_then(|n| n.as_str()) == Some(file_name))
+        .and_then(|wheel| wheel["hashes"]["sha256"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| panic!("no sha256 for {file_name} in\n{lock}"))
+}
+
+async fn create_with(server: &mut Server, id: i64, params: Value) -> Value {
+    let (_, answer) = call_collecting(server, id, "environment/create", params).await;
+    answer
+}
+
+#[tokio::test]
+async fn a_lock_recreates_the_environment_offline_and_a_tampered_one_changes_nothing() {
+    for (label, args, with) in SERVERS {
+        let temp = tempfile::tempdir().unwrap();
+        let links = temp.path().join("wheels");
+        let files = wheels(&links);
+        let state = temp.path().join("state");
+        let mut server = venv_server(&state, with, args);
+        let initialized = server.initialize().await;
+        let features = &initialized["result"]["features"];
+        assert!(
+            features
+                .as_array()
+                .unwrap()
+                .contains(&json!("environment.lock")),
+            "{label}: {features}"
+        );
+
+        let params = json!({"name": "original", "python_version": "3.12",
+            "packages": ["wsp-beta"], "find_links": [links], "no_index": true});
+        let original = ok(&mut server, 1, "environment/create", params).await;
+        let lock = ok(
+            &mut server,
+            2,
+            "environment/lock",
+            json!({"id": original["id"]}),
+        )
+        .await;
+        assert_eq!(lock["format"], "pylock.toml", "{label}: {lock}");
+        let text = lock["text"].as_str().expect("text");
+        let alpha = files
+            .iter()
+            .find(|f| f.to_string_lossy().contains("wsp_alpha-2.0"))
+            .expect("the alpha 2.0 wheel (what wsp-beta gets)");
+        assert!(text.contains(&*alpha.to_string_lossy()), "{label}: {text}");
+        let digest = wsp_install::sources::sha256_of(alpha).unwrap();
+        let alpha_name = alpha.file_name().unwrap().to_string_lossy();
+        assert_eq!(sha256_in(text, &alpha_name), digest, "{label}");
+
+        let params = json!({"name": "again", "python_version": "3.12",
+            "lock": lock, "no_index": true});
+        let again = create_with(&mut server, 3, params).await;
+        let again = &again["result"];
+        assert_eq!(installed(again), installed(&original), "{label}: {again}");
+        assert_eq!(installed(again).len(), 2, "{label}");
+
+        let before = ok(&mut server, 4, "environment/list", json!(null)).await;
+        let wrong = if digest.starts_with('0') { "1" } else { "0" };
+        let tampered = text.replace(&digest, &format!("{wrong}{}", &digest[1..]));
+        let params = json!({"name": "tampered", "python_version": "3.12",
+            "lock": {"format": "pylock.toml", "text": tampered}, "no_index": true});
+        let answer = create_with(&mut server, 5, params).await;
+        assert_eq!(error_code(&answer), -31004, "{label}: {answer}");
+        assert_eq!(answer["error"]["data"]["reason"], "install-failed");
+        let detail = answer["error"]["data"]["detail"].to_string();
+        assert!(detail.contains("sha256"), "{label}: {detail}");
+        assert_eq!(
+            environments_on_disk(&state),
+            2,
+            "{label}: nothing left behind"
+        );
+        let after = ok(&mut server, 6, "environment/list", json!(null)).await;
+        assert_eq!(after, before, "{label}: the index is unchanged");
+        server.finish().await;
+    }
+}
+
+#[tokio::test]
+async fn lock_with_packages_or_an_unknown_format_is_invalid_params() {
+    let temp = tempfile::tempdir().unwrap();
+    let state = temp.path().join("state");
+    let mut server = venv_server(&state, With::Uv, &[]);
+    server.initialize().await;
+    let lock = json!({"format": "pylock.toml", "text": "lock-version = \"1.0\"\n"});
+    let both = json!({"name": "both", "python_version": "3.12",
+        "lock": lock, "packages": ["wsp-alpha"]});
+    let answer = create_with(&mut server, 1, both).await;
+    assert_eq!(error_code(&answer), -32602, "{answer}");
+    let violations = answer["error"]["data"]["violations"].to_string();
+    assert!(violations.contains("exclusive"), "{violations}");
+
+    let unknown = json!({"name": "odd", "python_version": "3.12",
+        "lock": {"format": "poetry.lock", "text": ""}});
+    let answer = create_with(&mut server, 2, unknown).await;
+    assert_eq!(error_code(&answer), -32602, "{answer}");
+    assert!(answer["error"]["data"]["violations"]
+        .to_string()
+        .contains("lock.format"));
+
+    let garbage = json!({"name": "garbage", "python_version": "3.12",
+        "lock": {"format": "pylock.toml", "text": "not [ toml"}});
+    let answer = create_with(&mut server, 3, garbage).await;
+    assert_eq!(error_code(&answer), -31004, "{answer}");
+    assert_eq!(answer["error"]["data"]["reason"], "install-failed");
+    assert_eq!(environments_on_disk(&state), 0, "nothing left behind");
+    let listed = ok(&mut server, 4, "environment/list", json!(null)).await;
+    assert_eq!(listed, json!([]));
+    server.finish().await;
+}
