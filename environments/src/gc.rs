@@ -1,8 +1,6 @@
 //! `environment/gc`: deleting environments, least recently used first, until the store's
 //! environments fit in a number of bytes.
 
-use std::path::PathBuf;
-
 use wsp_exec::current_stack;
 use wsp_protocol::results::EnvironmentChange;
 use wsp_protocol::{GcParams, GcResult};
@@ -27,8 +25,7 @@ impl Environments {
     pub(super) async fn gc(self, params: GcParams) -> Answer<GcResult> {
         let listing = self.inner.store.listing().await.map_err(store_error)?;
         let store = self.inner.store.clone();
-        let records: Vec<EnvironmentRecord> = listing.to_vec();
-        let mut candidates = tokio::task::spawn_blocking(move || weigh(&store, records))
+        let mut candidates = tokio::task::spawn_blocking(move || weigh(&store, &listing))
             .await
             .map_err(|e| {
                 let doing = "weighing the environments on the blocking pool";
@@ -67,16 +64,13 @@ impl Environments {
 }
 
 /// When each environment was last used and what it holds. Blocking.
-fn weigh(store: &crate::store::Store, records: Vec<EnvironmentRecord>) -> Vec<Candidate> {
+fn weigh(store: &crate::store::Store, records: &[EnvironmentRecord]) -> Vec<Candidate> {
     records
-        .into_iter()
-        .map(|record| {
-            let root: PathBuf = record.root.clone();
-            Candidate {
-                last_used: store.last_used(&record),
-                disk_bytes: disk_bytes(&root).unwrap_or(0),
-                id: record.id,
-            }
+        .iter()
+        .map(|record| Candidate {
+            last_used: store.last_used(record),
+            disk_bytes: disk_bytes(&record.root).unwrap_or(0),
+            id: record.id.clone(),
         })
         .collect()
 }

@@ -95,14 +95,10 @@ impl Environments {
         let root = record.root.clone();
         let weighed = tokio::task::spawn_blocking(move || super::disk_use::disk_bytes(&root));
         let (description, weighed) = tokio::join!(self.describe(backend, &record.root), weighed);
-        let disk_bytes = match weighed {
-            Ok(Ok(bytes)) => bytes,
-            Ok(Err(e)) => return Err(super::handlers::describe_failed(record, e)),
-            Err(e) => {
-                let e = std::io::Error::other(e);
-                return Err(super::handlers::describe_failed(record, e));
-            }
-        };
+        let disk_bytes = weighed
+            .map_err(std::io::Error::other)
+            .and_then(|weighed| weighed)
+            .map_err(|e| super::handlers::describe_failed(record, e))?;
         let view = View {
             description: description?,
             disk_bytes,

@@ -125,13 +125,9 @@ impl<'a> ParamReader<'a> {
         self.object.and_then(|map| map.get(name))
     }
 
-    /// Adds a violation found by the caller.
-    pub fn violate(&mut self, field: &str, rule: &str, message: impl Into<String>) {
-        self.violations.push(Violation::new(field, rule, message));
-    }
-
-    /// A required string of `min..=max` characters.
-    pub fn string(&mut self, name: &str, min: usize, max: Option<usize>) -> Option<String> {
+    /// Field `name`'s value, present and not `null`; its absence is a `required` violation.
+    /// `None` also when the params are not an object (already a violation of their own).
+    fn required(&mut self, name: &str) -> Option<&'a Value> {
         if !self.shape_ok {
             return None;
         }
@@ -140,8 +136,19 @@ impl<'a> ParamReader<'a> {
                 self.violate(name, "required", format!("`{name}` is required"));
                 None
             }
-            Some(value) => self.check_string(name, value, min, max),
+            value => value,
         }
+    }
+
+    /// Adds a violation found by the caller.
+    pub fn violate(&mut self, field: &str, rule: &str, message: impl Into<String>) {
+        self.violations.push(Violation::new(field, rule, message));
+    }
+
+    /// A required string of `min..=max` characters.
+    pub fn string(&mut self, name: &str, min: usize, max: Option<usize>) -> Option<String> {
+        let value = self.required(name)?;
+        self.check_string(name, value, min, max)
     }
 
     /// An optional string (absent or `null` is `None`).
@@ -194,16 +201,9 @@ impl<'a> ParamReader<'a> {
 
     /// A required array of strings (at least `min` items).
     pub fn string_array(&mut self, name: &str, min: usize) -> Option<Vec<String>> {
-        if !self.shape_ok {
-            return None;
-        }
-        let items = match self.field(name) {
-            None | Some(Value::Null) => {
-                self.violate(name, "required", format!("`{name}` is required"));
-                return None;
-            }
-            Some(Value::Array(items)) => items,
-            Some(other) => {
+        let items = match self.required(name)? {
+            Value::Array(items) => items,
+            other => {
                 self.violate(
                     name,
                     "type",
@@ -352,16 +352,8 @@ impl<'a> ParamReader<'a> {
 
     /// A required integer in `min..=max`.
     pub fn integer(&mut self, name: &str, min: u64, max: u64) -> Option<u64> {
-        if !self.shape_ok {
-            return None;
-        }
-        match self.field(name) {
-            None | Some(Value::Null) => {
-                self.violate(name, "required", format!("`{name}` is required"));
-                None
-            }
-            Some(value) => self.check_integer(name, value, min, max),
-        }
+        let value = self.required(name)?;
+        self.check_integer(name, value, min, max)
     }
 
     /// An optional integer in `min..=max` (absent or `null` is `None`).
