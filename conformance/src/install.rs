@@ -72,13 +72,7 @@ async fn python(client: &mut Client, id: &Value, code: &str) -> Value {
 }
 
 async fn initialize_lists_the_install_methods_and_features(f: Fixture) {
-    let mut client = Client::connect(f.server_with(|b| b));
-    let init = client
-        .ok(
-            "initialize",
-            json!({"client_name": "kit", "client_protocol_version": "0.1.0"}),
-        )
-        .await;
+    let (_, init) = f.initialize().await;
     let methods = init["methods"].as_array().expect("methods");
     for method in ["environment/install", "environment/uninstall"] {
         assert!(methods.contains(&json!(method)), "{init}");

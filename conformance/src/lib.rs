@@ -238,6 +238,16 @@ impl Fixture {
     pub async fn client(&self) -> Client {
         Client::initialized(self.server_with(|backend| backend)).await
     }
+
+    /// A client of a fresh server on this fixture, and what the server answered its
+    /// `initialize`.
+    pub async fn initialize(&self) -> (Client, serde_json::Value) {
+        use wsp_testing::ClientExt;
+        let mut client = Client::connect(self.server_with(|backend| backend));
+        let params = serde_json::json!({"client_name": "kit", "client_protocol_version": "0.1.0"});
+        let init = client.ok("initialize", params).await;
+        (client, init)
+    }
 }
 
 /// How long one check may take before it counts as failed (a hung backend must not hang the

@@ -23,13 +23,7 @@ pub(super) fn checks() -> Vec<(&'static str, CheckFn)> {
 
 /// An initialized client, if the server lists `environment.lock`.
 async fn locking_client(f: &Fixture) -> Option<Client> {
-    let mut client = Client::connect(f.server_with(|b| b));
-    let init = client
-        .ok(
-            "initialize",
-            json!({"client_name": "kit", "client_protocol_version": "0.1.0"}),
-        )
-        .await;
+    let (client, init) = f.initialize().await;
     let features = init["features"].as_array().cloned().unwrap_or_default();
     if !features.contains(&json!("environment.lock")) {
         return None;

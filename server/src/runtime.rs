@@ -35,8 +35,11 @@
 mod answers;
 mod fair_read;
 mod held;
+mod output;
+mod source;
 
 pub use fair_read::{FairRead, FAIR_READ_BYTES};
+pub use source::FrameSource;
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -47,7 +50,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use bytes::Bytes;
-use futures::{Sink, Stream};
+use futures::Sink;
 use tokio::sync::mpsc;
 use tokio::time::Sleep;
 use tower::Service;
@@ -60,36 +63,6 @@ use answers::{Answers, Element, ENCODE_AHEAD};
 
 /// Room for messages of a payload kept from one payload to the next.
 const KEPT_MESSAGES: usize = 64;
-
-/// A stream of frames the runtime reads: a transport's input.
-pub trait FrameSource: Stream<Item = io::Result<Frame>> + Unpin {
-    /// Whether a next frame may already be here, without waiting on the transport. While
-    /// answers are ready and this is `false`, the runtime writes them before it reads on, so a
-    /// lone request is answered without an extra read first.
-    fn has_buffered(&self) -> bool {
-        false
-    }
-
-    /// Ready once the input was ended by something other than its data (a termination
-    /// signal), looked at while the session reads nothing (see module `held`).
-    fn poll_terminated(&mut self, _cx: &mut Context<'_>) -> Poll<()> {
-        Poll::Pending
-    }
-}
-
-impl<R: tokio::io::AsyncRead + Unpin> FrameSource
-    for tokio_util::codec::FramedRead<R, crate::codec::FrameCodec>
-{
-    fn has_buffered(&self) -> bool {
-        !self.read_buffer().is_empty()
-    }
-}
-
-impl<S: FrameSource, F: Future + Unpin> FrameSource for futures::stream::TakeUntil<S, F> {
-    fn has_buffered(&self) -> bool {
-        self.get_ref().has_buffered()
-    }
-}
 
 /// How the runtime runs.
 #[derive(Debug, Clone)]
@@ -229,84 +202,6 @@ where
     /// sends and never reads holds that much of its answers, not `max_pending` of them.
     fn backlogged(&self) -> bool {
         self.output_blocked && self.answers.ready_reaches(ENCODE_AHEAD)
-    }
-
-    /// Moves every ready answer into the output while it takes more.
-    fn write_answers(&mut self, cx: &mut Context<'_>) -> bool {
-        let mut progressed = self.answers.collect(cx);
-        // Every notification queued so far goes first: a handler queues its notifications
-        // before its answer is ready, so none of them can come after that answer.
-        loop {
-            if !self.output_can_take(cx) {
-                return progressed;
-            }
-            let Poll::Ready(Some(notification)) = self.notifications.poll_recv(cx) else {
-                break;
-            };
-            progressed = true;
-            if !self.output_broken {
-                match Pin::new(&mut self.output).start_send(notification) {
-                    Ok(()) => self.unflushed = true,
-                    Err(e) => self.broken(&e),
-                }
-            }
-        }
-        while self.answers.has_ready() {
-            if !self.output_can_take(cx) {
-                return progressed;
-            }
-            progressed = true;
-            let Some(payload) = self.answers.pop_ready() else {
-                break;
-            };
-            if self.output_broken {
-                continue;
-            }
-            match Pin::new(&mut self.output).start_send(payload) {
-                Ok(()) => self.unflushed = true,
-                Err(e) => self.broken(&e),
-            }
-        }
-        progressed
-    }
-
-    /// Whether the output takes another answer now (a broken output takes, and drops, all).
-    fn output_can_take(&mut self, cx: &mut Context<'_>) -> bool {
-        if self.output_broken {
-            return true;
-        }
-        match Pin::new(&mut self.output).poll_ready(cx) {
-            Poll::Ready(Ok(())) => {
-                self.output_blocked = false;
-                true
-            }
-            Poll::Ready(Err(e)) => {
-                self.broken(&e);
-                true
-            }
-            Poll::Pending => {
-                self.output_blocked = true;
-                false
-            }
-        }
-    }
-
-    fn flush(&mut self, cx: &mut Context<'_>) {
-        if !self.unflushed || self.output_broken {
-            self.unflushed = false;
-            return;
-        }
-        match Pin::new(&mut self.output).poll_flush(cx) {
-            Poll::Ready(Ok(())) => self.unflushed = false,
-            Poll::Ready(Err(e)) => self.broken(&e),
-            Poll::Pending => self.output_blocked = true,
-        }
-    }
-
-    fn broken(&mut self, error: &io::Error) {
-        tracing::error!(%error, "writing to the client failed: answers from now on are dropped");
-        self.output_broken = true;
-        self.unflushed = false;
     }
 
     /// Reads and dispatches frames while the output keeps up and the pending bound allows.

@@ -5,10 +5,10 @@
 
 use std::path::Path;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use wsp_testing::conda::{build_local_channel_with, CondaPackage, PythonBuild};
 
-use crate::install_support::{call_collecting, installed, ok, wheels};
+use crate::install_support::{answer, environments_on_disk, installed, ok, wheels};
 use crate::support::{error_code, Server};
 
 /// A conda server on `state` over a local channel holding Python 3.12.1 and `wsp-demo` 1.0
@@ -28,16 +28,6 @@ async fn conda_server_with(temp: &Path, state: &Path, with_311: bool) -> Server 
 
 async fn conda_server(temp: &Path, state: &Path) -> Server {
     conda_server_with(temp, state, false).await
-}
-
-fn environments_on_disk(state: &Path) -> usize {
-    std::fs::read_dir(state.join("environments"))
-        .map(|entries| entries.count())
-        .unwrap_or(0)
-}
-
-async fn answer(server: &mut Server, id: i64, method: &str, params: Value) -> Value {
-    call_collecting(server, id, method, params).await.1
 }
 
 #[tokio::test]

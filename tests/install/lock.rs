@@ -3,12 +3,12 @@
 //! lock recreates an environment with equal `installed_packages`; a tampered hash fails with
 //! `-31004 install-failed` and leaves nothing behind; `lock` with `packages` is `-32602`.
 
-use std::path::Path;
+use serde_json::json;
 
-use serde_json::{json, Value};
-
-use crate::install_support::{call_collecting, installed, ok, venv_server, wheels, With};
-use crate::support::{error_code, Server};
+use crate::install_support::{
+    answer, environments_on_disk, installed, ok, venv_server, wheels, With,
+};
+use crate::support::error_code;
 
 /// The servers under test: a label, the server's extra arguments, and its installer.
 const SERVERS: [(&str, &[&str], With); 3] = [
@@ -16,13 +16,6 @@ const SERVERS: [(&str, &[&str], With); 3] = [
     ("venv, pip installing", &[], With::Pip),
     ("uv backend", &["--backend", "uv"], With::Uv),
 ];
-
-/// How many environments the store holds on disk.
-fn environments_on_disk(state: &Path) -> usize {
-    std::fs::read_dir(state.join("environments"))
-        .map(|entries| entries.count())
-        .unwrap_or(0)
-}
 
 /// The `sha256` the lock gives the file named `file_name`.
 fn sha256_in(lock: &str, file_name: &str) -> String {
@@ -35,11 +28,6 @@ fn sha256_in(lock: &str, file_name: &str) -> String {
         .find(|wheel| wheel.get("name").and_then(|n| n.as_str()) == Some(file_name))
         .and_then(|wheel| wheel["hashes"]["sha256"].as_str().map(str::to_owned))
         .unwrap_or_else(|| panic!("no sha256 for {file_name} in\n{lock}"))
-}
-
-async fn create_with(server: &mut Server, id: i64, params: Value) -> Value {
-    let (_, answer) = call_collecting(server, id, "environment/create", params).await;
-    answer
 }
 
 #[tokio::test]
@@ -83,7 +71,7 @@ async fn a_lock_recreates_the_environment_offline_and_a_tampered_one_changes_not
 
         let params = json!({"name": "again", "python_version": "3.12",
             "lock": lock, "no_index": true});
-        let again = create_with(&mut server, 3, params).await;
+        let again = answer(&mut server, 3, "environment/create", params).await;
         let again = &again["result"];
         assert_eq!(installed(again), installed(&original), "{label}: {again}");
         assert_eq!(installed(again).len(), 2, "{label}");
@@ -93,10 +81,10 @@ async fn a_lock_recreates_the_environment_offline_and_a_tampered_one_changes_not
         let tampered = text.replace(&digest, &format!("{wrong}{}", &digest[1..]));
         let params = json!({"name": "tampered", "python_version": "3.12",
             "lock": {"format": "pylock.toml", "text": tampered}, "no_index": true});
-        let answer = create_with(&mut server, 5, params).await;
-        assert_eq!(error_code(&answer), -31004, "{label}: {answer}");
-        assert_eq!(answer["error"]["data"]["reason"], "install-failed");
-        let detail = answer["error"]["data"]["detail"].to_string();
+        let refused = answer(&mut server, 5, "environment/create", params).await;
+        assert_eq!(error_code(&refused), -31004, "{label}: {refused}");
+        assert_eq!(refused["error"]["data"]["reason"], "install-failed");
+        let detail = refused["error"]["data"]["detail"].to_string();
         assert!(detail.contains("sha256"), "{label}: {detail}");
         assert_eq!(
             environments_on_disk(&state),
@@ -118,24 +106,24 @@ async fn lock_with_packages_or_an_unknown_format_is_invalid_params() {
     let lock = json!({"format": "pylock.toml", "text": "lock-version = \"1.0\"\n"});
     let both = json!({"name": "both", "python_version": "3.12",
         "lock": lock, "packages": ["wsp-alpha"]});
-    let answer = create_with(&mut server, 1, both).await;
-    assert_eq!(error_code(&answer), -32602, "{answer}");
-    let violations = answer["error"]["data"]["violations"].to_string();
+    let refused = answer(&mut server, 1, "environment/create", both).await;
+    assert_eq!(error_code(&refused), -32602, "{refused}");
+    let violations = refused["error"]["data"]["violations"].to_string();
     assert!(violations.contains("exclusive"), "{violations}");
 
     let unknown = json!({"name": "odd", "python_version": "3.12",
         "lock": {"format": "poetry.lock", "text": ""}});
-    let answer = create_with(&mut server, 2, unknown).await;
-    assert_eq!(error_code(&answer), -32602, "{answer}");
-    assert!(answer["error"]["data"]["violations"]
+    let refused = answer(&mut server, 2, "environment/create", unknown).await;
+    assert_eq!(error_code(&refused), -32602, "{refused}");
+    assert!(refused["error"]["data"]["violations"]
         .to_string()
         .contains("lock.format"));
 
     let garbage = json!({"name": "garbage", "python_version": "3.12",
         "lock": {"format": "pylock.toml", "text": "not [ toml"}});
-    let answer = create_with(&mut server, 3, garbage).await;
-    assert_eq!(error_code(&answer), -31004, "{answer}");
-    assert_eq!(answer["error"]["data"]["reason"], "install-failed");
+    let refused = answer(&mut server, 3, "environment/create", garbage).await;
+    assert_eq!(error_code(&refused), -31004, "{refused}");
+    assert_eq!(refused["error"]["data"]["reason"], "install-failed");
     assert_eq!(environments_on_disk(&state), 0, "nothing left behind");
     let listed = ok(&mut server, 4, "environment/list", json!(null)).await;
     assert_eq!(listed, json!([]));

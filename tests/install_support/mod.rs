@@ -143,6 +143,18 @@ pub async fn call_collecting(
     }
 }
 
+/// The answer (result or error) to `method` with `params`, the notifications before it aside.
+pub async fn answer(server: &mut Server, id: i64, method: &str, params: Value) -> Value {
+    call_collecting(server, id, method, params).await.1
+}
+
+/// How many environments the store at `state` holds on disk.
+pub fn environments_on_disk(state: &Path) -> usize {
+    std::fs::read_dir(state.join("environments"))
+        .map(|entries| entries.count())
+        .unwrap_or(0)
+}
+
 /// The result of a request that must succeed (notifications are skipped).
 pub async fn ok(server: &mut Server, id: i64, method: &str, params: Value) -> Value {
     let (_, response) = call_collecting(server, id, method, params).await;

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use wsp_backend::{BackendError, LockInstallRequest};
+use wsp_backend::{BackendError, LockInstallRequest, UninstallRequest};
 use wsp_exec::Activation;
 use wsp_protocol::{FailureReason, Lock, LockFormat};
 
@@ -206,17 +206,13 @@ async fn remove_extras(
     if extras.is_empty() {
         return Ok(());
     }
-    let confined = request.sandbox.is_some();
-    let argv = installer.uninstall_argv(python, &extras, confined);
-    crate::output::run_installer(
-        activation,
-        &request.environment_id,
-        &argv,
-        installer.steps(),
-        None,
-        request.sandbox.clone(),
-    )
-    .await
+    let extras = UninstallRequest {
+        root: request.root.clone(),
+        environment_id: request.environment_id.clone(),
+        packages: extras,
+        sandbox: request.sandbox.clone(),
+    };
+    crate::uninstall(installer, python, activation, &extras).await
 }
 
 /// The environment holds exactly the lock's distributions at the lock's versions.

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::VenvError;
 
-/// Puts the contents of `from` into the existing directory `to`, skipping `__pycache__`.
+/// Puts the contents of `from` into the existing directory `to`.
 pub(crate) fn link_tree(from: &Path, to: &Path) -> Result<(), VenvError> {
     let mut links_work = true;
     link_dir(from, to, &mut links_work)
@@ -23,9 +23,6 @@ fn link_dir(from: &Path, to: &Path, links_work: &mut bool) -> Result<(), VenvErr
             .file_type()
             .map_err(VenvError::io("inspect", &source))?;
         if kind.is_dir() {
-            if entry.file_name() == "__pycache__" {
-                continue;
-            }
             fs::create_dir(&target).map_err(VenvError::io("create directory", &target))?;
             link_dir(&source, &target, links_work)?;
         } else if kind.is_symlink() {
@@ -53,23 +50,4 @@ fn link_file(source: &Path, target: &Path, links_work: &mut bool) -> Result<(), 
     fs::copy(source, target)
         .map(|_| ())
         .map_err(VenvError::io("copy into place", target))
-}
-
-/// Removes every `__pycache__` directory under `dir`.
-pub(crate) fn strip_bytecode(dir: &Path) -> Result<(), VenvError> {
-    let entries = fs::read_dir(dir).map_err(VenvError::io("read directory", dir))?;
-    for entry in entries {
-        let entry = entry.map_err(VenvError::io("read directory", dir))?;
-        let path = entry.path();
-        let kind = entry.file_type().map_err(VenvError::io("inspect", &path))?;
-        if !kind.is_dir() {
-            continue;
-        }
-        if entry.file_name() == "__pycache__" {
-            fs::remove_dir_all(&path).map_err(VenvError::io("remove", &path))?;
-        } else {
-            strip_bytecode(&path)?;
-        }
-    }
-    Ok(())
 }
