@@ -78,15 +78,22 @@ pub fn main(cli: Cli) -> i32 {
 
 /// `wsp python list`: the interpreters a spawned server would find, found here.
 pub fn python_list(args: ClientArgs) -> i32 {
-    if let Some(why) = pythons::not_local(&args.server, args.connect.is_some()) {
-        let usage = format!("`wsp python list` shows this machine's interpreters, but {why}");
-        return report(&CliError::Usage(usage), args.json);
+    match pythons::not_local(&args.server, args.connect.is_some()) {
+        Ok(None) => {}
+        Ok(Some(why)) => {
+            let usage = format!("`wsp python list` shows this machine's interpreters, but {why}");
+            return report(&CliError::Usage(usage), args.json);
+        }
+        Err(error) => return report(&error, args.json),
     }
     let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(error) => return report(&error, args.json),
     };
-    let found = runtime.block_on(pythons::find(&args.server));
+    let found = match runtime.block_on(pythons::find(&args.server)) {
+        Ok(found) => found,
+        Err(error) => return report(&error, args.json),
+    };
     let printed = if args.json {
         commands::print_json(&found).map(|_| ())
     } else {

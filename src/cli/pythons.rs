@@ -1,6 +1,7 @@
 //! `wsp python list` and `wsp create`'s default `--python`: the interpreters a spawned server
-//! would find, found here the same way (the same locators, `--interpreter` paths and, when the
-//! state directory exists, its cache of interpreter queries).
+//! would find, found here the same way (the same locators, the interpreter paths of the command
+//! line or else of the state directory's `wsp.toml`, and, when the state directory exists, its
+//! cache of interpreter queries).
 
 use std::cmp::Reverse;
 use std::path::PathBuf;
@@ -11,7 +12,8 @@ use wsp_protocol::PythonVersion;
 
 use super::args::ServerOptions;
 use super::commands::CliError;
-use crate::config::BackendKind;
+use crate::config::{BackendKind, ServeConfig};
+use crate::config_file::ConfigFile;
 
 /// One interpreter found.
 #[derive(Debug, Clone, Serialize)]
@@ -29,9 +31,10 @@ pub struct FoundPython {
 /// Every interpreter found, newest first; among equal versions the one the server prefers
 /// first. Versions that no file tells are asked of the interpreter (once; the answer is
 /// cached); one that doesn't answer is left out, as the server leaves it out.
-pub async fn find(options: &ServerOptions) -> Vec<FoundPython> {
+pub async fn find(options: &ServerOptions) -> Result<Vec<FoundPython>, CliError> {
+    let local = Local::of(options)?;
     let mut config = InventoryConfig::from_env();
-    config.extra_interpreters = options.interpreter.clone();
+    config.extra_interpreters = local.interpreters;
     config.cache_file = crate::serve::state_dir(options.state_dir.clone())
         .filter(|dir| dir.is_dir())
         .map(|dir| dir.join("interpreters.json"));
@@ -53,7 +56,33 @@ pub async fn find(options: &ServerOptions) -> Vec<FoundPython> {
         });
     }
     found.sort_by_key(|python| python.sort_key);
-    found
+    Ok(found)
+}
+
+/// What a server the CLI spawns would be given: the command line's backend and interpreter
+/// paths, else those of the state directory's `wsp.toml`.
+struct Local {
+    backend: BackendKind,
+    interpreters: Vec<PathBuf>,
+}
+
+impl Local {
+    fn of(options: &ServerOptions) -> Result<Local, CliError> {
+        let file = match crate::serve::state_dir(options.state_dir.clone()) {
+            Some(dir) => ConfigFile::load(&dir)
+                .map_err(|error| CliError::Usage(error.to_string()))?
+                .over_defaults(),
+            None => ServeConfig::default(),
+        };
+        Ok(Local {
+            backend: options.backend.map_or(file.backend, BackendKind::from),
+            interpreters: if options.interpreter.is_empty() {
+                file.interpreters
+            } else {
+                options.interpreter.clone()
+            },
+        })
+    }
 }
 
 /// `wsp python list`'s table: VERSION, SOURCE, PATH.
@@ -75,21 +104,26 @@ pub fn table(found: &[FoundPython]) -> String {
 }
 
 /// Why the machine's interpreters can't stand for the server's.
-pub fn not_local(options: &ServerOptions, connected: bool) -> Option<&'static str> {
+pub fn not_local(
+    options: &ServerOptions,
+    connected: bool,
+) -> Result<Option<&'static str>, CliError> {
     if connected {
-        return Some("the interpreters of a server reached with --connect are not known here");
+        return Ok(Some(
+            "the interpreters of a server reached with --connect are not known here",
+        ));
     }
-    let conda = options.backend.map(BackendKind::from) == Some(BackendKind::Conda);
-    conda.then_some("the conda backend installs Python from its channels")
+    let conda = Local::of(options)?.backend == BackendKind::Conda;
+    Ok(conda.then_some("the conda backend installs Python from its channels"))
 }
 
 /// The `--python` of a `wsp create` that gave none: `X.Y` of the newest interpreter found,
 /// said on stderr.
 pub async fn default_version(options: &ServerOptions, connected: bool) -> Result<String, CliError> {
-    if let Some(why) = not_local(options, connected) {
+    if let Some(why) = not_local(options, connected)? {
         return Err(CliError::Usage(format!("--python X.Y is needed: {why}")));
     }
-    let Some(newest) = find(options).await.into_iter().next() else {
+    let Some(newest) = find(options).await?.into_iter().next() else {
         return Err(CliError::Usage(
             "no Python interpreter found; install one (pyenv, uv python install, ...) or pass \
              --interpreter PATH"

@@ -135,3 +135,54 @@ fn completions_for_bash_zsh_and_fish() {
         .unwrap();
     assert_eq!(unknown.status.code(), Some(2));
 }
+
+#[test]
+fn python_list_and_create_read_the_state_directorys_wsp_toml() {
+    let temp = tempfile::tempdir().unwrap();
+    let state = temp.path().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let pyenv = wsp_testing::conda::pyenv_root().expect("pyenv");
+    let bin = temp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(
+        pyenv.join("versions/3.12.1/bin/python3.12"),
+        bin.join("real"),
+    )
+    .unwrap();
+    let configured = bin.join("python3.12");
+    let script = format!("#!/bin/sh\nexec '{}' \"$@\"\n", bin.join("real").display());
+    crate::support::write_executable(&configured, &script);
+    let configured = configured.display().to_string();
+    let file = state.join("wsp.toml");
+
+    std::fs::write(&file, format!("python = ['{configured}']\n")).unwrap();
+    let listed = assert_ok(&wsp(&state, &["python", "list"]), "");
+    assert!(
+        listed
+            .lines()
+            .any(|line| line.contains("configured") && line.ends_with(&configured)),
+        "the file's interpreter is listed: {listed}"
+    );
+
+    std::fs::write(&file, "backend = 'conda'\n").unwrap();
+    for args in [&["python", "list"][..], &["create", "env"]] {
+        let refused = wsp(&state, args);
+        assert_eq!(refused.status.code(), Some(2), "{args:?}: {refused:?}");
+        let said = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            said.contains("installs Python from its channels"),
+            "{args:?}: {said}"
+        );
+    }
+    let overridden = wsp(&state, &["--backend", "venv", "python", "list"]);
+    assert_eq!(overridden.status.code(), Some(0), "{overridden:?}");
+
+    std::fs::write(&file, "backend = 'conda'\nbogus = 1\n").unwrap();
+    let refused = wsp(&state, &["create", "env"]);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("wsp.toml") && said.contains("bogus"),
+        "{said}"
+    );
+}

@@ -10,3 +10,4 @@ mod backends;
 mod conda_cli;
 mod conda_hostile;
 mod conda_lock;
+mod conda_pip;

@@ -153,7 +153,12 @@ pub(crate) async fn uninstall(
         let (gone, kept): (Vec<&Installed>, Vec<&Installed>) = installed
             .iter()
             .partition(|record| removed.contains(record.name()));
-        remove_packages(&prefix, &gone, &kept, |_| {})
+        let removed = remove_packages(&prefix, &gone, &kept, |_| {});
+        // A pip package gone leaves its names free: the stubs take them again.
+        if let Err(error) = wsp_install::write_pip_stubs(prefix.path()) {
+            tracing::warn!(%error, prefix = %prefix.path().display(), "the pip stubs could not be written");
+        }
+        removed
     })
     .await
     .map_err(|error| failed_by("removing packages", error))?

@@ -45,6 +45,34 @@ pub(crate) async fn apply(
     steps: &Steps,
     reasons: &Reasons,
 ) -> Result<(), BackendError> {
+    // A pip package may take the names of the stubs; the free ones get them back afterwards.
+    if let Err(error) = wsp_install::remove_pip_stubs(prefix.path()) {
+        let doing = "removing the pip stubs";
+        return Err(BackendError::caused_by(
+            reasons.failed.clone(),
+            doing,
+            error,
+        ));
+    }
+    let applied = apply_transaction(
+        channels, &prefix, installed, desired, requested, steps, reasons,
+    )
+    .await;
+    if let Err(error) = wsp_install::write_pip_stubs(prefix.path()) {
+        tracing::warn!(%error, prefix = %prefix.path().display(), "the pip stubs could not be written");
+    }
+    applied
+}
+
+async fn apply_transaction(
+    channels: &ChannelSet,
+    prefix: &Arc<PrefixDir>,
+    installed: Vec<Installed>,
+    desired: Vec<RepoDataRecord>,
+    requested: Vec<MatchSpec>,
+    steps: &Steps,
+    reasons: &Reasons,
+) -> Result<(), BackendError> {
     let transaction = Transaction::from_current_and_desired(
         installed.iter().map(|i| i.record.clone()),
         desired.iter().cloned(),
@@ -80,7 +108,7 @@ pub(crate) async fn apply(
                 BackendError::caused_by(reasons.fetch.clone(), "locking the package cache", error)
             })?;
         let package_dirs = fetch(&channels.package_cache, &to_install, reasons).await?;
-        check_packages(&prefix, package_dirs, python, reasons).await?;
+        check_packages(prefix, package_dirs, python, reasons).await?;
     }
 
     let (removed, kept): (Vec<Installed>, Vec<Installed>) = installed

@@ -45,7 +45,7 @@ pub use helper::captured_output;
 pub use lock::INSTALL_LOCK_FILE;
 pub use lock_install::{install_lock, lock};
 pub use output::MAX_DETAIL_BYTES;
-pub use pip_stub::write_pip_stubs;
+pub use pip_stub::{remove_pip_stubs, write_pip_stubs};
 pub use python::{resolve_python, PythonDownloads};
 /// What `environment/install` and `environment/uninstall` ask a backend for (defined with the
 /// backend interface).

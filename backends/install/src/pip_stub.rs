@@ -24,6 +24,10 @@ exit 1
 pub fn write_pip_stubs(root: &Path) -> std::io::Result<Vec<String>> {
     let bin = root.join("bin");
     let mut written = Vec::new();
+    if !is_real_directory(&bin) {
+        // None, or a symlink the environment planted: the stubs would land outside it.
+        return Ok(written);
+    }
     for name in pip_names(root) {
         let path = bin.join(&name);
         // `create_new` neither replaces a file nor follows a symlink at `path`.
@@ -41,6 +45,40 @@ pub fn write_pip_stubs(root: &Path) -> std::io::Result<Vec<String>> {
         written.push(name);
     }
     Ok(written)
+}
+
+/// Removes the stubs [`write_pip_stubs`] wrote into `<root>/bin` (files that hold exactly a
+/// stub), so that a package manager can put a pip of its own under those names. Anything else
+/// under a pip name is left alone.
+pub fn remove_pip_stubs(root: &Path) -> std::io::Result<()> {
+    let bin = root.join("bin");
+    if !is_real_directory(&bin) {
+        return Ok(());
+    }
+    for name in pip_names(root) {
+        let path = bin.join(&name);
+        let is_file = fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_file());
+        if is_file && holds_the_stub(&path)? {
+            fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
+}
+
+fn holds_the_stub(path: &Path) -> std::io::Result<bool> {
+    use std::io::Read;
+    let mut text = Vec::with_capacity(STUB.len() + 1);
+    let file = match fs::File::open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(error) => return Err(error),
+    };
+    file.take(STUB.len() as u64 + 1).read_to_end(&mut text)?;
+    Ok(text == STUB.as_bytes())
+}
+
+fn is_real_directory(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir())
 }
 
 /// `pip`, `pip3`, and `pip3.Y` for each `lib/python3.Y` (or `python3.Yt`) of the environment.
@@ -95,5 +133,30 @@ mod tests {
         assert!(message.contains("pip is not installed in this environment"));
         assert!(message.contains("wsp install"), "{message}");
         assert!(write_pip_stubs(root.path()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn removing_takes_only_the_stubs() {
+        let root = tempfile::tempdir().unwrap();
+        fs::create_dir_all(root.path().join("lib/python3.12/site-packages")).unwrap();
+        fs::create_dir_all(root.path().join("bin")).unwrap();
+        fs::write(root.path().join("bin/pip3"), "pip's own").unwrap();
+        assert_eq!(write_pip_stubs(root.path()).unwrap(), ["pip", "pip3.12"]);
+        remove_pip_stubs(root.path()).unwrap();
+        assert!(!root.path().join("bin/pip").exists());
+        assert!(!root.path().join("bin/pip3.12").exists());
+        assert_eq!(
+            fs::read_to_string(root.path().join("bin/pip3")).unwrap(),
+            "pip's own"
+        );
+    }
+
+    #[test]
+    fn a_planted_bin_symlink_gets_no_stubs() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("bin")).unwrap();
+        assert!(write_pip_stubs(root.path()).unwrap().is_empty());
+        assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
     }
 }
