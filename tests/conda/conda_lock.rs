@@ -8,7 +8,9 @@ use std::path::Path;
 use serde_json::json;
 use wsp_testing::conda::{build_local_channel_with, CondaPackage, PythonBuild};
 
-use crate::install_support::{answer, environments_on_disk, installed, ok, wheels};
+use crate::install_support::{
+    answer, create_and_lock, environments_on_disk, installed, ok, wheels,
+};
 use crate::support::{error_code, Server};
 
 /// A conda server on `state` over a local channel holding Python 3.12.1 and `wsp-demo` 1.0
@@ -36,14 +38,7 @@ async fn an_explicit_spec_recreates_the_prefix_and_a_tampered_one_changes_nothin
     let state = temp.path().join("state");
     let mut server = conda_server(temp.path(), &state).await;
     let params = json!({"name": "original", "python_version": "3.12", "packages": ["wsp-demo"]});
-    let original = ok(&mut server, 1, "environment/create", params).await;
-    let lock = ok(
-        &mut server,
-        2,
-        "environment/lock",
-        json!({"id": original["id"]}),
-    )
-    .await;
+    let (original, lock) = create_and_lock(&mut server, params).await;
     assert_eq!(lock["format"], "conda-explicit", "{lock}");
     let text = lock["text"].as_str().expect("text").to_owned();
     assert!(text.lines().any(|line| line == "@EXPLICIT"), "{text}");
@@ -86,14 +81,7 @@ async fn a_prefix_pip_installed_into_cannot_be_locked() {
     wheels(&links);
     let mut server = conda_server(temp.path(), &state).await;
     let params = json!({"name": "mixed", "python_version": "3.12"});
-    let created = ok(&mut server, 1, "environment/create", params).await;
-    let clean = ok(
-        &mut server,
-        2,
-        "environment/lock",
-        json!({"id": created["id"]}),
-    )
-    .await;
+    let (created, clean) = create_and_lock(&mut server, params).await;
     assert_eq!(
         clean["format"], "conda-explicit",
         "a conda-only prefix locks: {clean}"
@@ -144,14 +132,7 @@ async fn a_lock_of_another_python_than_the_one_asked_for_changes_nothing() {
     let state = temp.path().join("state");
     let mut server = conda_server_with(temp.path(), &state, true).await;
     let params = json!({"name": "on-312", "python_version": "3.12"});
-    let original = ok(&mut server, 1, "environment/create", params).await;
-    let lock = ok(
-        &mut server,
-        2,
-        "environment/lock",
-        json!({"id": original["id"]}),
-    )
-    .await;
+    let (_, lock) = create_and_lock(&mut server, params).await;
     let params = json!({"name": "on-311", "python_version": "3.11", "lock": lock});
     let refused = answer(&mut server, 3, "environment/create", params).await;
     assert_eq!(error_code(&refused), -31004, "{refused}");

@@ -6,7 +6,7 @@
 use serde_json::json;
 
 use crate::install_support::{
-    answer, environments_on_disk, installed, ok, venv_server, wheels, With,
+    answer, create_and_lock, environments_on_disk, installed, ok, venv_server, wheels, With,
 };
 use crate::support::error_code;
 
@@ -50,14 +50,7 @@ async fn a_lock_recreates_the_environment_offline_and_a_tampered_one_changes_not
 
         let params = json!({"name": "original", "python_version": "3.12",
             "packages": ["wsp-beta"], "find_links": [links], "no_index": true});
-        let original = ok(&mut server, 1, "environment/create", params).await;
-        let lock = ok(
-            &mut server,
-            2,
-            "environment/lock",
-            json!({"id": original["id"]}),
-        )
-        .await;
+        let (original, lock) = create_and_lock(&mut server, params).await;
         assert_eq!(lock["format"], "pylock.toml", "{label}: {lock}");
         let text = lock["text"].as_str().expect("text");
         let alpha = files

@@ -148,6 +148,15 @@ pub async fn answer(server: &mut Server, id: i64, method: &str, params: Value) -
     call_collecting(server, id, method, params).await.1
 }
 
+/// Creates an environment with `params` (request 1) and locks it (request 2): its details and
+/// its lock.
+pub async fn create_and_lock(server: &mut Server, params: Value) -> (Value, Value) {
+    let created = ok(server, 1, "environment/create", params).await;
+    let lock = json!({"id": created["id"]});
+    let lock = ok(server, 2, "environment/lock", lock).await;
+    (created, lock)
+}
+
 /// How many environments the store at `state` holds on disk.
 pub fn environments_on_disk(state: &Path) -> usize {
     std::fs::read_dir(state.join("environments"))
