@@ -11,3 +11,4 @@ mod conda_cli;
 mod conda_hostile;
 mod conda_lock;
 mod conda_pip;
+mod conda_reuse;

@@ -45,6 +45,7 @@ use wsp_backend::{
     InstallRequest, LockInstallRequest, LockRequest, ProvisionRequest, Provisioned, ReleaseRequest,
     UninstallRequest,
 };
+use wsp_backend::{ResolveRequest, ResolvedInterpreter};
 use wsp_exec::RunSpec;
 use wsp_protocol::ExecuteResult;
 
@@ -114,6 +115,14 @@ impl Backend for CondaBackend {
 
     async fn describe(&self, request: DescribeRequest) -> Result<Description, BackendError> {
         describe::describe(&request.root).await
+    }
+
+    /// The newest python of the channels that the version matches (see `provision::resolve`).
+    async fn resolve_interpreter(
+        &self,
+        request: ResolveRequest,
+    ) -> Result<Option<ResolvedInterpreter>, BackendError> {
+        provision::resolve(&self.config, &request).await
     }
 
     /// Runs a command with the prefix activated.

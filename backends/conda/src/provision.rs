@@ -9,7 +9,9 @@ use rattler_conda_types::{GenericVirtualPackage, MatchSpec, Matches, RepoDataRec
 use rattler_repodata_gateway::RepoData;
 use rattler_solve::{SolveError, SolverImpl, SolverTask};
 use rattler_virtual_packages::{VirtualPackageOverrides, VirtualPackages};
-use wsp_backend::{BackendError, ProvisionRequest, Provisioned};
+use wsp_backend::{
+    BackendError, ProvisionRequest, Provisioned, ResolveRequest, ResolvedInterpreter,
+};
 use wsp_interpreters::{PythonVersion, VersionRequest};
 
 use crate::channels::{match_spec, ChannelSet};
@@ -49,13 +51,7 @@ pub(crate) async fn provision(
     let channels = ChannelSet::new(config)?;
     let spec = python_spec(&request.python_version)?;
 
-    let pythons = channels.python_records().await?;
-    if !pythons.iter().any(|record| spec.matches(record)) {
-        return Err(BackendError::VersionUnavailable {
-            requested: request.python_version.to_string(),
-            available: ChannelSet::versions(&pythons),
-        });
-    }
+    matching_pythons(&channels, &spec, &request.python_version).await?;
 
     let repodata = channels.query(vec![spec.clone()], true).await?;
     let virtual_packages = detect_virtual_packages(channels.platform, &config.cache_dir).await;
@@ -99,6 +95,48 @@ pub(crate) async fn provision(
         interpreter_path,
         extra,
     })
+}
+
+/// The python a provision of `request` would install, found without solving: the newest
+/// matching record of the channels (by version, then build number). Its package's URL stands
+/// for the interpreter's path, so another build or another channel's python is another key.
+pub(crate) async fn resolve(
+    config: &CondaConfig,
+    request: &ResolveRequest,
+) -> Result<Option<ResolvedInterpreter>, BackendError> {
+    let channels = ChannelSet::new(config)?;
+    let spec = python_spec(&request.python_version)?;
+    let pythons = matching_pythons(&channels, &spec, &request.python_version).await?;
+    let newest = pythons.iter().max_by(|a, b| {
+        let (a, b) = (&a.package_record, &b.package_record);
+        (a.version.version(), a.build_number).cmp(&(b.version.version(), b.build_number))
+    });
+    Ok(newest.and_then(|record| {
+        let full_version = python_version_of(&record.package_record.version.as_str())?;
+        let path = PathBuf::from(record.url.as_str());
+        Some(ResolvedInterpreter { full_version, path })
+    }))
+}
+
+/// The channels' python records that `spec` matches: `VersionUnavailable` when there are none.
+async fn matching_pythons(
+    channels: &ChannelSet,
+    spec: &MatchSpec,
+    requested: &VersionRequest,
+) -> Result<Vec<RepoDataRecord>, BackendError> {
+    let pythons = channels.python_records().await?;
+    let matching: Vec<RepoDataRecord> = pythons
+        .iter()
+        .filter(|record| spec.matches(*record))
+        .cloned()
+        .collect();
+    if matching.is_empty() {
+        return Err(BackendError::VersionUnavailable {
+            requested: requested.to_string(),
+            available: ChannelSet::versions(&pythons),
+        });
+    }
+    Ok(matching)
 }
 
 /// The virtual packages (`__glibc`, `__unix`, ...) this machine provides for `platform`. A
