@@ -135,6 +135,15 @@ impl ConfigFile {
         }
     }
 
+    /// The configuration of the state directory `state_dir` (see [`crate::serve::state_dir`]):
+    /// its file's options over the defaults; the defaults when there is no state directory.
+    pub fn config_in(state_dir: Option<&Path>) -> Result<ServeConfig, ConfigFileError> {
+        match state_dir {
+            Some(dir) => Ok(ConfigFile::load(dir)?.over_defaults()),
+            None => Ok(ServeConfig::default()),
+        }
+    }
+
     /// The defaults with this file's options over them.
     pub fn over_defaults(self) -> ServeConfig {
         let mut config = ServeConfig::default();

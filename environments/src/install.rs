@@ -8,7 +8,7 @@
 use std::path::Path;
 use wsp_protocol::FailureReason;
 
-use wsp_backend::{BoxBackend, InstallRequest, UninstallRequest};
+use wsp_backend::{BoxBackend, InstallRequest, SandboxPolicy, UninstallRequest};
 use wsp_install::InstallSource;
 use wsp_protocol::params::PackageSource;
 use wsp_protocol::results::EnvironmentChange;
@@ -123,9 +123,7 @@ impl Environments {
     ) -> Answer<()> {
         let _turn = self.install_turn(id, root).await?;
         let source = self.source(packages.source);
-        let sandbox = self
-            .confines_installs(id)
-            .then(|| wsp_install::install_sandbox(root.to_owned(), self.hidden(), &source));
+        let sandbox = self.install_sandbox(id, root, &source);
         progress
             .forward(span, |sink| {
                 backend.call(InstallRequest {
@@ -151,8 +149,20 @@ impl Environments {
     /// Whether installs into `id` run sandboxed: under `wsp serve --sandbox`, and once the
     /// environment has run sandboxed code, whose files it may have planted (see
     /// `wsp_install::install_sandbox`).
-    pub(super) fn confines_installs(&self, id: &str) -> bool {
+    fn confines_installs(&self, id: &str) -> bool {
         self.inner.execute_defaults.sandbox || self.inner.store.was_sandboxed(id)
+    }
+
+    /// The sandbox an install into `id` at `root` from `source` runs in, when installs into it
+    /// are confined.
+    pub(super) fn install_sandbox(
+        &self,
+        id: &str,
+        root: &Path,
+        source: &InstallSource,
+    ) -> Option<SandboxPolicy> {
+        self.confines_installs(id)
+            .then(|| wsp_install::install_sandbox(root.to_owned(), self.hidden(), source))
     }
 
     /// The request's package source over the server's defaults: its `find_links` after the

@@ -41,9 +41,7 @@ impl Environments {
     ) -> Answer<()> {
         let _turn = self.install_turn(id, root).await?;
         let source = self.source(source);
-        let sandbox = self
-            .confines_installs(id)
-            .then(|| wsp_install::install_sandbox(root.to_owned(), self.hidden(), &source));
+        let sandbox = self.install_sandbox(id, root, &source);
         progress
             .forward(span, |sink| {
                 backend.call(LockInstallRequest {

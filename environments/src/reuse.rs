@@ -95,6 +95,6 @@ impl Environments {
             content.insert("lock".into(), json!(lock));
         }
         let digest = Sha256::digest(content.to_string().as_bytes());
-        Ok(digest.iter().map(|byte| format!("{byte:02x}")).collect())
+        Ok(format!("{digest:x}"))
     }
 }

@@ -93,36 +93,22 @@ impl Field for LockRule {
             let message = format!("`{name}` and `packages` cannot both be given");
             reader.violate(name, "exclusive", message);
         }
-        let format = match object.get("format") {
-            Some(serde_json::Value::String(word)) => LockFormat::parse(word).or_else(|| {
+        let format = string_field(reader, object, name, "format").and_then(|word| {
+            LockFormat::parse(word).or_else(|| {
                 let known = LockFormat::ALL.map(|(_, word)| word).join(", ");
                 let message = format!("`{name}.format` {word:?} is not one of {known}");
                 reader.violate(&format!("{name}.format"), "enum", message);
                 None
-            }),
-            other => {
-                let got = other.map_or("nothing", type_name);
-                let message = format!("`{name}.format` must be a string, got {got}");
-                reader.violate(&format!("{name}.format"), "type", message);
-                None
+            })
+        });
+        let text = string_field(reader, object, name, "text").and_then(|text| {
+            if text.chars().count() <= MAX_LOCK_TEXT {
+                return Some(text.to_owned());
             }
-        };
-        let text = match object.get("text") {
-            Some(serde_json::Value::String(text)) if text.chars().count() <= MAX_LOCK_TEXT => {
-                Some(text.clone())
-            }
-            Some(serde_json::Value::String(_)) => {
-                let message = format!("`{name}.text` is longer than {MAX_LOCK_TEXT} characters");
-                reader.violate(&format!("{name}.text"), "max_length", message);
-                None
-            }
-            other => {
-                let got = other.map_or("nothing", type_name);
-                let message = format!("`{name}.text` must be a string, got {got}");
-                reader.violate(&format!("{name}.text"), "type", message);
-                None
-            }
-        };
+            let message = format!("`{name}.text` is longer than {MAX_LOCK_TEXT} characters");
+            reader.violate(&format!("{name}.text"), "max_length", message);
+            None
+        });
         let mut unknown: Vec<&String> = object
             .keys()
             .filter(|key| !matches!(key.as_str(), "format" | "text"))
@@ -136,5 +122,24 @@ impl Field for LockRule {
             format: format?,
             text: text?,
         }))
+    }
+}
+
+/// `object[field]` when it is a string; anything else (or nothing) is a `type` violation at
+/// `name.field`.
+fn string_field<'a>(
+    reader: &mut ParamReader<'_>,
+    object: &'a serde_json::Map<String, serde_json::Value>,
+    name: &str,
+    field: &str,
+) -> Option<&'a str> {
+    match object.get(field) {
+        Some(serde_json::Value::String(text)) => Some(text),
+        other => {
+            let got = other.map_or("nothing", type_name);
+            let message = format!("`{name}.{field}` must be a string, got {got}");
+            reader.violate(&format!("{name}.{field}"), "type", message);
+            None
+        }
     }
 }

@@ -78,22 +78,19 @@ pub fn main(cli: Cli) -> i32 {
 
 /// `wsp python list`: the interpreters a spawned server would find, found here.
 pub fn python_list(args: ClientArgs) -> i32 {
-    match pythons::not_local(&args.server, args.connect.is_some()) {
-        Ok(None) => {}
-        Ok(Some(why)) => {
+    let local = match pythons::Interpreters::of(&args.server, args.connect.is_some()) {
+        Ok(pythons::Interpreters::Here(local)) => local,
+        Ok(pythons::Interpreters::Elsewhere(why)) => {
             let usage = format!("`wsp python list` shows this machine's interpreters, but {why}");
             return report(&CliError::Usage(usage), args.json);
         }
         Err(error) => return report(&error, args.json),
-    }
+    };
     let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(error) => return report(&error, args.json),
     };
-    let found = match runtime.block_on(pythons::find(&args.server)) {
-        Ok(found) => found,
-        Err(error) => return report(&error, args.json),
-    };
+    let found = runtime.block_on(pythons::find(&local));
     let printed = if args.json {
         commands::print_json(&found).map(|_| ())
     } else {

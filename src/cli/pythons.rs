@@ -12,7 +12,7 @@ use wsp_protocol::PythonVersion;
 
 use super::args::ServerOptions;
 use super::commands::CliError;
-use crate::config::{BackendKind, ServeConfig};
+use crate::config::BackendKind;
 use crate::config_file::ConfigFile;
 
 /// One interpreter found.
@@ -28,16 +28,13 @@ pub struct FoundPython {
     sort_key: (Reverse<PythonVersion>, usize),
 }
 
-/// Every interpreter found, newest first; among equal versions the one the server prefers
-/// first. Versions that no file tells are asked of the interpreter (once; the answer is
+/// Every interpreter `local` finds, newest first; among equal versions the one the server
+/// prefers first. Versions that no file tells are asked of the interpreter (once; the answer is
 /// cached); one that doesn't answer is left out, as the server leaves it out.
-pub async fn find(options: &ServerOptions) -> Result<Vec<FoundPython>, CliError> {
-    let local = Local::of(options)?;
+pub async fn find(local: &Local) -> Vec<FoundPython> {
     let mut config = InventoryConfig::from_env();
-    config.extra_interpreters = local.interpreters;
-    config.cache_file = crate::serve::state_dir(options.state_dir.clone())
-        .filter(|dir| dir.is_dir())
-        .map(|dir| dir.join("interpreters.json"));
+    config.extra_interpreters = local.interpreters.clone();
+    config.cache_file = local.cache_file.clone();
     let inventory = Inventory::new(config);
     let mut found = Vec::new();
     for (order, candidate) in inventory.candidates().await.into_iter().enumerate() {
@@ -56,32 +53,54 @@ pub async fn find(options: &ServerOptions) -> Result<Vec<FoundPython>, CliError>
         });
     }
     found.sort_by_key(|python| python.sort_key);
-    Ok(found)
+    found
 }
 
-/// What a server the CLI spawns would be given: the command line's backend and interpreter
-/// paths, else those of the state directory's `wsp.toml`.
-struct Local {
-    backend: BackendKind,
+/// Where a server the CLI spawns would look for interpreters, found here: the command line's
+/// interpreter paths, else those of the state directory's `wsp.toml`, and the state
+/// directory's cache of interpreter queries when it exists.
+pub struct Local {
     interpreters: Vec<PathBuf>,
+    cache_file: Option<PathBuf>,
 }
 
-impl Local {
-    fn of(options: &ServerOptions) -> Result<Local, CliError> {
-        let file = match crate::serve::state_dir(options.state_dir.clone()) {
-            Some(dir) => ConfigFile::load(&dir)
-                .map_err(|error| CliError::Usage(error.to_string()))?
-                .over_defaults(),
-            None => ServeConfig::default(),
+/// Whether this machine's interpreters are the server's.
+pub enum Interpreters {
+    /// They are: look here.
+    Here(Local),
+    /// They aren't, for this reason.
+    Elsewhere(&'static str),
+}
+
+impl Interpreters {
+    /// For the server `options` spawn (or the one `connected` to): its backend and interpreter
+    /// paths given on the command line, else in the state directory's `wsp.toml`.
+    pub fn of(options: &ServerOptions, connected: bool) -> Result<Interpreters, CliError> {
+        if connected {
+            return Ok(Interpreters::Elsewhere(
+                "the interpreters of a server reached with --connect are not known here",
+            ));
+        }
+        let state_dir = crate::serve::state_dir(options.state_dir.clone());
+        let file = ConfigFile::config_in(state_dir.as_deref())
+            .map_err(|error| CliError::Usage(error.to_string()))?;
+        if options.backend.map_or(file.backend, BackendKind::from) == BackendKind::Conda {
+            return Ok(Interpreters::Elsewhere(
+                "the conda backend installs Python from its channels",
+            ));
+        }
+        let interpreters = if options.interpreter.is_empty() {
+            file.interpreters
+        } else {
+            options.interpreter.clone()
         };
-        Ok(Local {
-            backend: options.backend.map_or(file.backend, BackendKind::from),
-            interpreters: if options.interpreter.is_empty() {
-                file.interpreters
-            } else {
-                options.interpreter.clone()
-            },
-        })
+        let cache_file = state_dir
+            .filter(|dir| dir.is_dir())
+            .map(|dir| dir.join("interpreters.json"));
+        Ok(Interpreters::Here(Local {
+            interpreters,
+            cache_file,
+        }))
     }
 }
 
@@ -103,27 +122,16 @@ pub fn table(found: &[FoundPython]) -> String {
     super::output::table(&["VERSION", "SOURCE", "PATH"], &rows)
 }
 
-/// Why the machine's interpreters can't stand for the server's.
-pub fn not_local(
-    options: &ServerOptions,
-    connected: bool,
-) -> Result<Option<&'static str>, CliError> {
-    if connected {
-        return Ok(Some(
-            "the interpreters of a server reached with --connect are not known here",
-        ));
-    }
-    let conda = Local::of(options)?.backend == BackendKind::Conda;
-    Ok(conda.then_some("the conda backend installs Python from its channels"))
-}
-
 /// The `--python` of a `wsp create` that gave none: `X.Y` of the newest interpreter found,
 /// said on stderr.
 pub async fn default_version(options: &ServerOptions, connected: bool) -> Result<String, CliError> {
-    if let Some(why) = not_local(options, connected)? {
-        return Err(CliError::Usage(format!("--python X.Y is needed: {why}")));
-    }
-    let Some(newest) = find(options).await?.into_iter().next() else {
+    let local = match Interpreters::of(options, connected)? {
+        Interpreters::Here(local) => local,
+        Interpreters::Elsewhere(why) => {
+            return Err(CliError::Usage(format!("--python X.Y is needed: {why}")));
+        }
+    };
+    let Some(newest) = find(&local).await.into_iter().next() else {
         return Err(CliError::Usage(
             "no Python interpreter found; install one (pyenv, uv python install, ...) or pass \
              --interpreter PATH"

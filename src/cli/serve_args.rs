@@ -113,10 +113,7 @@ impl ServeArgs {
         before: ServerOptions,
     ) -> Result<ServeConfig, ConfigFileError> {
         let state_dir = self.state_dir.clone().or(before.state_dir.clone());
-        let base = match crate::serve::state_dir(state_dir) {
-            Some(dir) => ConfigFile::load(&dir)?.over_defaults(),
-            None => ServeConfig::default(),
-        };
+        let base = ConfigFile::config_in(crate::serve::state_dir(state_dir).as_deref())?;
         Ok(self.into_config_over(before, base))
     }
 

@@ -155,9 +155,7 @@ pub(crate) async fn uninstall(
             .partition(|record| removed.contains(record.name()));
         let removed = remove_packages(&prefix, &gone, &kept, |_| {});
         // A pip package gone leaves its names free: the stubs take them again.
-        if let Err(error) = wsp_install::write_pip_stubs(prefix.path()) {
-            tracing::warn!(%error, prefix = %prefix.path().display(), "the pip stubs could not be written");
-        }
+        crate::link::write_pip_stubs(&prefix);
         removed
     })
     .await

@@ -58,10 +58,17 @@ pub(crate) async fn apply(
         channels, &prefix, installed, desired, requested, steps, reasons,
     )
     .await;
+    write_pip_stubs(&prefix);
+    applied
+}
+
+/// Gives the pip names that no package of the prefix takes to the pip stubs (see
+/// [`wsp_install::write_pip_stubs`]), once the prefix's packages changed. A failure is logged:
+/// the change itself went through.
+pub(crate) fn write_pip_stubs(prefix: &PrefixDir) {
     if let Err(error) = wsp_install::write_pip_stubs(prefix.path()) {
         tracing::warn!(%error, prefix = %prefix.path().display(), "the pip stubs could not be written");
     }
-    applied
 }
 
 async fn apply_transaction(

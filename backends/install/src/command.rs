@@ -54,20 +54,8 @@ impl Installer {
 
     /// The command line that installs `request.packages` for `python`.
     pub(super) fn install_argv(&self, python: &Path, request: &InstallRequest) -> Vec<String> {
-        let mut argv = self.prefix(python, "install", request.sandbox.is_some());
-        if self.is_pip() {
-            argv.extend(["--no-input", "--progress-bar", "off"].map(String::from));
-        }
-        let source = &request.source;
-        for link in &source.find_links {
-            argv.extend(["--find-links".to_owned(), link.clone()]);
-        }
-        if let Some(url) = &source.index_url {
-            argv.extend(["--index-url".to_owned(), url.clone()]);
-        }
-        if source.no_index {
-            argv.push("--no-index".to_owned());
-        }
+        let confined = request.sandbox.is_some();
+        let mut argv = self.install_options(python, &request.source, confined);
         if request.upgrade {
             argv.push("--upgrade".to_owned());
         }
@@ -86,28 +74,36 @@ impl Installer {
         hashes: bool,
         confined: bool,
     ) -> Vec<String> {
-        let request = InstallRequest {
-            root: PathBuf::new(),
-            environment_id: String::new(),
-            packages: Vec::new(),
-            source: source.clone(),
-            upgrade: false,
-            progress: None,
-            sandbox: None,
-        };
-        let mut argv = self.install_argv(python, &request);
-        argv.pop();
-        if confined {
-            argv.push(match self {
-                Installer::Uv(_) => "--no-cache".to_owned(),
-                Installer::Pip | Installer::ExternalPip(_) => "--no-cache-dir".to_owned(),
-            });
-        }
+        let mut argv = self.install_options(python, source, confined);
         argv.push("--no-deps".to_owned());
         if hashes {
             argv.push("--require-hashes".to_owned());
         }
         argv.extend(["-r".to_owned(), requirements.to_string_lossy().into_owned()]);
+        argv
+    }
+
+    /// An install's command line up to what it installs: the installer, pip's quiet flags and
+    /// where packages come from.
+    fn install_options(
+        &self,
+        python: &Path,
+        source: &crate::InstallSource,
+        confined: bool,
+    ) -> Vec<String> {
+        let mut argv = self.prefix(python, "install", confined);
+        if self.is_pip() {
+            argv.extend(["--no-input", "--progress-bar", "off"].map(String::from));
+        }
+        for link in &source.find_links {
+            argv.extend(["--find-links".to_owned(), link.clone()]);
+        }
+        if let Some(url) = &source.index_url {
+            argv.extend(["--index-url".to_owned(), url.clone()]);
+        }
+        if source.no_index {
+            argv.push("--no-index".to_owned());
+        }
         argv
     }
 

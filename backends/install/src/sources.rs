@@ -298,11 +298,7 @@ pub fn sha256_of(path: &Path) -> io::Result<String> {
         }
         hasher.update(&buffer[..read]);
     }
-    Ok(hasher
-        .finalize()
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect())
+    Ok(format!("{:x}", hasher.finalize()))
 }
 
 #[cfg(test)]
