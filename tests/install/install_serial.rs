@@ -60,6 +60,7 @@ fn cache_env(dir: &Path) -> Vec<(&'static str, String)> {
 }
 
 fn start(state: &Path, cache: &Path, with: With) -> Server {
+    crate::install_support::share_seed_cache(state);
     let mut env = cache_env(cache);
     if with == With::Pip {
         env.push(("PATH", crate::install_support::path_without_uv()));

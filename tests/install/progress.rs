@@ -140,6 +140,7 @@ async fn steps_arrive_while_the_installer_runs() {
         let cache = temp.path().join("cache").display().to_string();
         let mut env_vars = vec![("XDG_CACHE_HOME", cache.as_str())];
         let path = crate::install_support::path_without_uv();
+        crate::install_support::share_seed_cache(&temp.path().join("state"));
         if with == With::Pip {
             env_vars.push(("PATH", path.as_str()));
         }

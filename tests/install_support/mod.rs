@@ -58,12 +58,13 @@ impl With {
     pub const BOTH: [With; 2] = [With::Uv, With::Pip];
 }
 
-/// A venv server in `state_dir` installing with `with` (with pip, from the shared seed cache).
+/// A venv server in `state_dir` installing with `with`, on the shared seed cache (pip installs
+/// and `--seed-pip` take pip from it).
 pub fn venv_server(state_dir: &Path, with: With, extra: &[&str]) -> Server {
+    share_seed_cache(state_dir);
     match with {
         With::Uv => Server::start_in(state_dir, extra),
         With::Pip => {
-            share_seed_cache(state_dir);
             let path = path_without_uv();
             Server::start_with_env(state_dir, extra, &[("PATH", &path)])
         }

@@ -87,15 +87,23 @@ async fn json_logs_are_one_object_a_line_on_stderr() {
 async fn an_interpreter_given_by_path_is_offered() {
     let temp = tempfile::tempdir().unwrap();
     let pyenv = std::env::var("PYENV_ROOT").unwrap_or_else(|_| "/root/.pyenv".into());
-    // A copy of the pyenv tree under another name is found only through --python.
+    // A copy of the pyenv tree under another name is found only through --python. Hard links
+    // copy its 9,000 files in a fraction of a second; across file systems, a real copy.
     let hidden = temp.path().join("hidden-3.10");
-    let status = std::process::Command::new("cp")
-        .arg("-a")
-        .arg(format!("{pyenv}/versions/3.10.13"))
-        .arg(&hidden)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let copy = |how: &str| {
+        std::process::Command::new("cp")
+            .arg(how)
+            .arg(format!("{pyenv}/versions/3.10.13"))
+            .arg(&hidden)
+            .status()
+            .unwrap()
+            .success()
+    };
+    let copied = copy("-al") || {
+        let _ = std::fs::remove_dir_all(&hidden);
+        copy("-a")
+    };
+    assert!(copied, "the pyenv tree is copied");
     let interpreter = hidden.join("bin/python3.10").display().to_string();
     // No pyenv root and no Python 3.10 on PATH: only --python can offer it.
     let env = [
