@@ -62,7 +62,9 @@ async fn initialize_reports_the_sandbox_available() {
 async fn pip_installs_from_find_links_inside_the_sandbox() {
     let links = tempfile::tempdir().unwrap();
     build_wheel(links.path());
-    let mut server = Server::start(&["--seed-pip"]);
+    let state = tempfile::tempdir().unwrap();
+    crate::support::share_seed_cache(state.path());
+    let mut server = Server::start_in(state.path(), &["--seed-pip"]);
     server.initialize().await;
     let env = server.create_environment(1, "pip").await;
     let install = json!({"id": env["id"], "sandbox": true, "argv": [

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use wsp_testing::{write_simple_index, Distribution};
 
+pub use crate::support::share_seed_cache;
 use crate::support::{request, Server};
 
 /// The wheels every install test uses: `wsp-alpha` 1.0 and 2.0, `wsp-beta` 1.0 (which
@@ -68,20 +69,6 @@ pub fn venv_server(state_dir: &Path, with: With, extra: &[&str]) -> Server {
             let path = path_without_uv();
             Server::start_with_env(state_dir, extra, &[("PATH", &path)])
         }
-    }
-}
-
-/// Points the pip seed cache of the state directory `state_dir` at one kept between tests and
-/// runs (under the target directory), so that `ensurepip` fills it once per interpreter
-/// rather than once per test.
-pub fn share_seed_cache(state_dir: &Path) {
-    let shared = Path::new(env!("CARGO_TARGET_TMPDIR")).join("wsp-pip-seed-cache");
-    std::fs::create_dir_all(&shared).expect("the shared seed cache is made");
-    let cache = state_dir.join("cache");
-    std::fs::create_dir_all(&cache).expect("the state's cache directory is made");
-    let link = cache.join("pip-seed");
-    if !link.exists() {
-        std::os::unix::fs::symlink(&shared, &link).expect("the seed cache is linked");
     }
 }
 

@@ -357,3 +357,17 @@ pub fn venv_environments(state_dir: &Path) -> wsp_environments::Environments {
     let backend = wsp_backend_venv::VenvBackend::new(inventory, Default::default());
     wsp_environments::Environments::new(store, "venv", backend)
 }
+
+/// Points the pip seed cache of the state directory `state_dir` at one kept between tests and
+/// runs (under the target directory), so that `ensurepip` fills it once per interpreter
+/// rather than once per test.
+pub fn share_seed_cache(state_dir: &Path) {
+    let shared = Path::new(env!("CARGO_TARGET_TMPDIR")).join("wsp-pip-seed-cache");
+    std::fs::create_dir_all(&shared).expect("the shared seed cache is made");
+    let cache = state_dir.join("cache");
+    std::fs::create_dir_all(&cache).expect("the state's cache directory is made");
+    let link = cache.join("pip-seed");
+    if !link.exists() {
+        std::os::unix::fs::symlink(&shared, &link).expect("the seed cache is linked");
+    }
+}
