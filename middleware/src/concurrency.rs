@@ -15,6 +15,11 @@
 //! While the waiting requests hold the bound or more ([`DEFAULT_MAX_QUEUED_BYTES`] unless set;
 //! the last one admitted may take them past it), `poll_ready` is pending, so the runtime stops
 //! reading until one of them starts. A request that gets a slot at once counts nothing.
+//!
+//! A request that had to wait starts only through the [`StartGate`], which the runtime closes
+//! while its client is not taking the answers: the answers of requests read but not started
+//! are then not made, so what a client that never reads costs is bounded by the handlers
+//! running, not by the requests read.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -34,8 +39,11 @@ use crate::call::Call;
 
 use crate::notify::{ExitStatus, Notify};
 
+mod gate;
 mod waiting;
 
+use gate::Passage;
+pub use gate::StartGate;
 use waiting::{request_bytes, Held, WaitingBytes};
 
 /// The default number of handlers that run at once.
@@ -50,6 +58,7 @@ pub const DEFAULT_MAX_QUEUED_BYTES: usize = 64 * 1024 * 1024;
 pub struct HandlerLimitLayer {
     permits: Arc<Semaphore>,
     waiting: Arc<WaitingBytes>,
+    gate: Arc<Semaphore>,
 }
 
 impl HandlerLimitLayer {
@@ -59,7 +68,14 @@ impl HandlerLimitLayer {
         HandlerLimitLayer {
             permits: Arc::new(Semaphore::new(limit.max(1))),
             waiting: WaitingBytes::new(DEFAULT_MAX_QUEUED_BYTES),
+            gate: Arc::new(Semaphore::new(1)),
         }
+    }
+
+    /// The handle that closes and opens the start gate of the services this layer makes: one
+    /// per layer, held by the session's runtime.
+    pub fn start_gate(&self) -> StartGate {
+        StartGate::of(&self.gate)
     }
 
     /// Bounds the queue at `bytes` (at least one): the services this layer makes are not ready
@@ -86,6 +102,7 @@ impl<S> Layer<S> for HandlerLimitLayer {
             inner,
             permits: self.permits.clone(),
             waiting: self.waiting.clone(),
+            gate: self.gate.clone(),
         }
     }
 }
@@ -96,6 +113,7 @@ pub struct HandlerLimit<S> {
     inner: S,
     permits: Arc<Semaphore>,
     waiting: Arc<WaitingBytes>,
+    gate: Arc<Semaphore>,
 }
 
 impl<S> Service<Call> for HandlerLimit<S>
@@ -118,6 +136,7 @@ where
                 future: self.inner.call(request),
                 permit: None,
                 waiting: None,
+                passage: None,
                 held: None,
             };
         }
@@ -126,6 +145,7 @@ where
                 future: self.inner.call(request),
                 permit: Some(permit),
                 waiting: None,
+                passage: None,
                 held: None,
             },
             Err(_) => {
@@ -134,6 +154,7 @@ where
                     future: self.inner.call(request),
                     permit: None,
                     waiting: Some(PollSemaphore::new(self.permits.clone())),
+                    passage: Some(Passage::through(&self.gate)),
                     held: Some(held),
                 }
             }
@@ -159,6 +180,9 @@ pub struct ResponseFuture<F> {
     future: F,
     permit: Option<OwnedSemaphorePermit>,
     waiting: Option<PollSemaphore>,
+    /// The start gate, passed after the slot is taken (so requests that got their slots while
+    /// the answers were taken still wait once they are not).
+    passage: Option<Passage>,
     /// The request's share of the queue while it waits.
     held: Option<Held>,
 }
@@ -186,6 +210,10 @@ where
                 *this.permit = std::task::ready!(waiting.poll_acquire(cx));
             }
             *this.waiting = None;
+        }
+        if let Some(passage) = this.passage.as_mut() {
+            std::task::ready!(passage.poll_pass(cx));
+            *this.passage = None;
             *this.held = None;
         }
         let output = std::task::ready!(this.future.poll(cx));

@@ -35,7 +35,7 @@ pub use call::{Call, Extensions, ReadTime};
 pub use cancel::{Cancel, CancelLayer, CANCEL_REQUEST};
 pub use catch_panic::{CatchPanic, CatchPanicLayer};
 pub use concurrency::{
-    HandlerLimit, HandlerLimitLayer, DEFAULT_HANDLER_LIMIT, DEFAULT_MAX_QUEUED_BYTES,
+    HandlerLimit, HandlerLimitLayer, StartGate, DEFAULT_HANDLER_LIMIT, DEFAULT_MAX_QUEUED_BYTES,
 };
 pub use context::{Cancelled, Connection, ConnectionId, Context};
 pub use drain::{Drain, DrainLayer, DrainReport, DrainService, DEFAULT_DRAIN_DEADLINE};

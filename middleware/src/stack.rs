@@ -48,7 +48,7 @@ use crate::notify::{BoxResponseFuture, BoxSession, ExitStatus, Notify, RequestsO
 use crate::router::{Dispatch, Router};
 use crate::{
     Cancel, CancelLayer, CatchPanic, CatchPanicLayer, Drain, DrainService, HandlerLimit,
-    HandlerLimitLayer, Lifecycle, Trace, TraceLayer,
+    HandlerLimitLayer, Lifecycle, StartGate, Trace, TraceLayer,
 };
 
 /// A service of the session stack: calls in, responses out (failures are error responses),
@@ -217,12 +217,15 @@ impl StackConfig {
 }
 
 /// The handles of a built stack, for a caller that wants to look at its state.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct StackHandles {
     /// The lifecycle the read-time step keeps.
     pub lifecycle: Lifecycle,
     /// The drain that counts what is in flight.
     pub drain: Drain,
+    /// The gate that holds back requests waiting for a handler slot, for the runtime to close
+    /// while its client is not taking the answers.
+    pub start_gate: StartGate,
 }
 
 /// The services of the standard stack, outermost first.
@@ -243,6 +246,7 @@ pub fn standard_stack(router: Router, config: StackConfig) -> (StandardStack, St
     let drain = Drain::with_deadline(config.drain_deadline);
     let limit =
         HandlerLimitLayer::new(config.handler_limit).max_queued_bytes(config.max_queued_bytes);
+    let start_gate = limit.start_gate();
     let limited = limit.layer(Dispatch);
     let custom = if config.layers.is_empty() {
         Slot::Plain(limited)
@@ -261,7 +265,12 @@ pub fn standard_stack(router: Router, config: StackConfig) -> (StandardStack, St
         router,
         services,
     };
-    (stack, StackHandles { lifecycle, drain })
+    let handles = StackHandles {
+        lifecycle,
+        drain,
+        start_gate,
+    };
+    (stack, handles)
 }
 
 impl StandardStack {

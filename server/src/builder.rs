@@ -365,7 +365,8 @@ impl Server {
             broadcast.forward(notifier.clone(), handles.lifecycle.clone());
         }
         let options = RuntimeOptions::default();
-        runtime::serve(stack, input, output, notifications, options).await
+        let gate = Some(handles.start_gate);
+        runtime::serve(stack, input, output, notifications, options, gate).await
     }
 
     pub(crate) fn max_frame_bytes(&self) -> usize {

@@ -54,7 +54,7 @@ use futures::Sink;
 use tokio::sync::mpsc;
 use tokio::time::Sleep;
 use tower::Service;
-use wsp_middleware::{ExitStatus, Notify};
+use wsp_middleware::{ExitStatus, Notify, StartGate};
 use wsp_protocol::message::{invalid_request_response, parse_error_response};
 use wsp_protocol::{parse_payload, Id, Incoming, Payload, Request, Response};
 
@@ -92,6 +92,7 @@ pub async fn serve<S, I, O>(
     output: O,
     notifications: mpsc::Receiver<Bytes>,
     options: RuntimeOptions,
+    start_gate: Option<StartGate>,
 ) -> ExitStatus
 where
     S: Service<Request, Response = Response, Error = Infallible> + Notify,
@@ -106,6 +107,7 @@ where
         unflushed: false,
         output_blocked: false,
         answers: Answers::new(),
+        start_gate,
         notifications,
         parked: None,
         messages: VecDeque::new(),
@@ -127,6 +129,9 @@ struct Session<S: Service<Request, Response = Response, Error = Infallible>, I, 
     /// The output did not take more the last time it was asked.
     output_blocked: bool,
     answers: Answers<S::Future>,
+    /// Closed while the client is not taking its answers (see [`Session::backlogged`]), so
+    /// requests waiting for a handler slot don't start and make more answers to hold.
+    start_gate: Option<StartGate>,
     /// Notifications handlers send; each is written before the answer of its handler.
     notifications: mpsc::Receiver<Bytes>,
     /// The rest of a payload whose next request waits for the stack to be ready.
@@ -166,6 +171,9 @@ where
                 }
             }
             let wrote = self.write_answers(cx);
+            if let Some(gate) = self.start_gate.as_mut() {
+                gate.set_closed(self.output_blocked && self.answers.ready_reaches(ENCODE_AHEAD));
+            }
             // While more input is buffered, the output writes what it finds worth writing;
             // the flush waits until the input runs dry or reading pauses.
             if !self.reads_on() {

@@ -11,6 +11,7 @@ mod support;
 mod connect_commands;
 mod isolation;
 mod isolation_sessions;
+mod large_answers;
 mod listen;
 mod listen_crash;
 mod listen_websocket;

@@ -1,16 +1,21 @@
 //! One WebSocket connection as a [`Connection`]: a reader task turns text frames into
 //! payloads, a writer task sends answers, pings and the closing frame. Both are bounded: a
-//! client that stops reading fills its own queue and pauses its own session only.
+//! client that stops reading fills its own queue and pauses its own session only. The answers
+//! are bounded by their bytes, not their number, as the stdio writer's are: an answer may be
+//! tens of MiB (an execute's output), so a count would let a client that never reads make the
+//! server hold that many of them. A peer that reads nothing for the ping interval and the pong
+//! timeout together while an answer waits is closed, as one that does not answer a ping is.
 
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures::task::AtomicWaker;
 use futures::{Sink, SinkExt, Stream, StreamExt};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
@@ -18,7 +23,6 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
-use tokio_util::sync::PollSender;
 use wsp_middleware::Extensions;
 
 use super::listener::MaybeTls;
@@ -29,8 +33,9 @@ use crate::transport::{Connection, ConnectionSlot, TransportName};
 
 /// Messages read and not yet taken by the session, per connection.
 const INBOUND_QUEUE: usize = 16;
-/// Answers handed over and not yet written, per connection.
-const OUTBOUND_QUEUE: usize = 16;
+/// Bytes of answers handed over and not yet written, per connection, below which the session
+/// may hand over another (which may be larger: one answer is always taken).
+const OUTBOUND_BYTES: usize = 64 * 1024;
 
 /// The peer's address, in every handler's `Context::facts` of a WebSocket connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,13 +83,15 @@ impl Connection for WebSocketConnection {
     fn open(self, _max_frame_bytes: usize) -> (Inbound, Outbound) {
         let (sink, stream) = self.socket.split();
         let (inbound, received) = mpsc::channel(INBOUND_QUEUE);
-        let (outbound, to_send) = mpsc::channel(OUTBOUND_QUEUE);
+        let (outbound, to_send) = mpsc::unbounded_channel();
+        let queued = Arc::new(QueuedBytes::default());
         let (close, closing) = mpsc::channel(1);
         let answered = Arc::new(AtomicBool::new(true));
         tokio::spawn(read(stream, inbound, close, Arc::clone(&answered)));
         let writer = Writer {
             sink,
             to_send,
+            queued: Arc::clone(&queued),
             closing,
             answered,
             ping_interval: self.ping_interval,
@@ -92,7 +99,8 @@ impl Connection for WebSocketConnection {
             _slot: self.slot,
         };
         tokio::spawn(writer.run());
-        (Inbound(received), Outbound(PollSender::new(outbound)))
+        let outbound = Some(outbound);
+        (Inbound(received), Outbound { outbound, queued })
     }
 
     fn describe(&self, facts: &mut Extensions) {
@@ -149,7 +157,8 @@ async fn read(
 
 struct Writer {
     sink: Sink_,
-    to_send: mpsc::Receiver<Bytes>,
+    to_send: mpsc::UnboundedReceiver<Bytes>,
+    queued: Arc<QueuedBytes>,
     closing: mpsc::Receiver<CloseFrame>,
     answered: Arc<AtomicBool>,
     ping_interval: Duration,
@@ -174,9 +183,23 @@ impl Writer {
                 Some(frame) = self.closing.recv() => break frame,
                 payload = self.to_send.recv() => match payload {
                     Some(payload) => {
-                        let Ok(text) = Utf8Bytes::try_from(payload) else { continue };
-                        if self.sink.send(Message::Text(text)).await.is_err() {
-                            return;
+                        let len = payload.len();
+                        let sent = match Utf8Bytes::try_from(payload) {
+                            Ok(text) => {
+                                let patience = self.ping_interval + self.pong_timeout;
+                                tokio::time::timeout(patience, self.sink.send(Message::Text(text)))
+                                    .await
+                            }
+                            Err(_) => Ok(Ok(())),
+                        };
+                        self.queued.written(len);
+                        match sent {
+                            Ok(Ok(())) => {}
+                            Ok(Err(_)) => return,
+                            Err(_) => {
+                                tracing::debug!("closing a WebSocket peer that stopped reading");
+                                return;
+                            }
                         }
                     }
                     // The reader's reason, if it closed the input, goes first.
@@ -205,8 +228,19 @@ impl Writer {
                 pong_deadline = None;
             }
         };
-        let _ = self.sink.send(Message::Close(Some(close))).await;
-        let _ = self.sink.close().await;
+        let patience = self.ping_interval + self.pong_timeout;
+        let _ = tokio::time::timeout(patience, async {
+            let _ = self.sink.send(Message::Close(Some(close))).await;
+            let _ = self.sink.close().await;
+        })
+        .await;
+    }
+}
+
+impl Drop for Writer {
+    /// A session waiting for room learns that the writer is gone.
+    fn drop(&mut self) {
+        self.queued.room.wake();
     }
 }
 
@@ -227,8 +261,30 @@ impl FrameSource for Inbound {
     }
 }
 
+/// The bytes of a connection's answers handed to its writer and not yet written.
+#[derive(Default)]
+struct QueuedBytes {
+    bytes: AtomicUsize,
+    room: AtomicWaker,
+}
+
+impl QueuedBytes {
+    fn written(&self, len: usize) {
+        self.bytes.fetch_sub(len, Ordering::AcqRel);
+        self.room.wake();
+    }
+
+    fn has_room(&self) -> bool {
+        self.bytes.load(Ordering::Acquire) < OUTBOUND_BYTES
+    }
+}
+
 /// Where a WebSocket connection's answers go, one text frame each.
-pub struct Outbound(PollSender<Bytes>);
+pub struct Outbound {
+    /// `None` once closed: the writer sends the closing frame when the last sender is gone.
+    outbound: Option<mpsc::UnboundedSender<Bytes>>,
+    queued: Arc<QueuedBytes>,
+}
 
 fn gone<T>(_: T) -> io::Error {
     io::ErrorKind::BrokenPipe.into()
@@ -237,12 +293,29 @@ fn gone<T>(_: T) -> io::Error {
 impl Sink<Bytes> for Outbound {
     type Error = io::Error;
 
-    fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.0.poll_reserve(cx).map_err(gone)
+    fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let writer_gone = || {
+            self.outbound
+                .as_ref()
+                .is_none_or(|sender| sender.is_closed())
+        };
+        if writer_gone() {
+            return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
+        }
+        if self.queued.has_room() {
+            return Poll::Ready(Ok(()));
+        }
+        self.queued.room.register(cx.waker());
+        match self.queued.has_room() || writer_gone() {
+            true => Poll::Ready(Ok(())),
+            false => Poll::Pending,
+        }
     }
 
-    fn start_send(mut self: Pin<&mut Self>, payload: Bytes) -> io::Result<()> {
-        self.0.send_item(payload).map_err(gone)
+    fn start_send(self: Pin<&mut Self>, payload: Bytes) -> io::Result<()> {
+        let sender = self.outbound.as_ref().ok_or_else(|| gone(()))?;
+        self.queued.bytes.fetch_add(payload.len(), Ordering::AcqRel);
+        sender.send(payload).map_err(gone)
     }
 
     fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -250,7 +323,7 @@ impl Sink<Bytes> for Outbound {
     }
 
     fn poll_close(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.0.close();
+        self.outbound = None;
         Poll::Ready(Ok(()))
     }
 }
