@@ -57,7 +57,8 @@ async fn interpreter_list_answers_the_servers_interpreters_newest_first() {
     assert!(errors.is_empty(), "{errors:?}: {result}");
     let mut versions = Vec::new();
     for interpreter in listed {
-        let fields: Vec<&String> = interpreter.as_object().expect("an object").keys().collect();
+        let mut fields: Vec<&String> = interpreter.as_object().expect("an object").keys().collect();
+        fields.sort();
         assert_eq!(fields, ["path", "source", "version"], "{interpreter}");
         assert!(
             ["configured", "system", "PATH"].contains(&interpreter["source"].as_str().unwrap()),
