@@ -241,10 +241,11 @@ impl Environments {
     }
 
     /// Binds `environment/list`, `create`, `get`, `delete`, `execute`, `install`,
-    /// `uninstall`, `lock` and `gc` (and `interpreter/list`, given an inventory), and the `environment/input` and `environment/resize` notifications of
-    /// interactive executes; `environment/output` and `$/progress` notifications go through the
-    /// connection's notifier (without one, `stream: true` and `work_done_token` change nothing
-    /// but the result still carries the output).
+    /// `uninstall`, `lock` and `gc` (and `interpreter/list`, given an inventory), and the
+    /// `environment/input` and `environment/resize` notifications of interactive executes;
+    /// `environment/output` and `$/progress` notifications go through the connection's
+    /// notifier (without one, `stream: true` and `work_done_token` change nothing but the
+    /// result still carries the output).
     pub fn bind(self, router: Router) -> Router {
         let env = self;
         let router = env
