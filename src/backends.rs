@@ -50,7 +50,8 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
     }
     let downloads = python_downloads(config);
     let default = built(config.backend, config, &store, &inventory, &downloads)?;
-    let mut environments = Environments::new(store.clone(), name, default);
+    let mut environments =
+        Environments::new(store.clone(), name, default).with_interpreters(inventory.clone());
     // Every other backend compiled in serves the environments it made; one that can't run
     // here is named with the reason, so its environments are refused, never touched.
     for kind in BackendKind::ALL {

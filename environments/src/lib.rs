@@ -23,6 +23,7 @@ mod handlers;
 mod input;
 mod install;
 mod install_turns;
+mod interpreters;
 mod lock;
 mod progress;
 mod reuse;
@@ -36,7 +37,9 @@ use std::sync::Arc;
 use crate::store::Store;
 use wsp_backend::{BoxBackend, InstallSource};
 use wsp_middleware::{handler_fn, read_ordered, Context, ReadTime, Router};
-use wsp_protocol::method::{Create, Delete, Execute, Gc, Get, Install, List, Lock, Uninstall};
+use wsp_protocol::method::{
+    Create, Delete, Execute, Gc, Get, Install, InterpreterList, List, Lock, Uninstall,
+};
 use wsp_protocol::params::DeleteParams;
 use wsp_protocol::UninstallParams;
 use wsp_protocol::{methods, ExecuteParams, GcParams, IdParams, InstallParams, NoParams};
@@ -87,6 +90,8 @@ struct Inner {
     changes: Option<Broadcast>,
     /// What `get` last found in each environment's files.
     views: views::Views,
+    /// What `interpreter/list` lists, when it is served.
+    interpreters: Option<wsp_interpreters::Inventory>,
 }
 
 impl Environments {
@@ -116,6 +121,7 @@ impl Environments {
                 journal,
                 changes: None,
                 views: views::Views::default(),
+                interpreters: None,
             }),
         }
     }
@@ -170,6 +176,12 @@ impl Environments {
         self.rebuilt(|inner| inner.changes = Some(broadcast))
     }
 
+    /// Serves `interpreter/list` (feature `interpreter.list`): the interpreters `inventory`
+    /// finds, which should be the one the backends resolve `python_version` with.
+    pub fn with_interpreters(self, inventory: wsp_interpreters::Inventory) -> Self {
+        self.rebuilt(|inner| inner.interpreters = Some(inventory))
+    }
+
     fn rebuilt(&self, change: impl FnOnce(&mut Inner)) -> Self {
         let inner = &self.inner;
         let mut rebuilt = Inner {
@@ -184,6 +196,7 @@ impl Environments {
             journal: inner.journal.clone(),
             changes: inner.changes.clone(),
             views: inner.views.clone(),
+            interpreters: inner.interpreters.clone(),
         };
         change(&mut rebuilt);
         Environments {
@@ -221,17 +234,22 @@ impl Environments {
         if self.inner.changes.is_some() {
             features.push("environment.changed");
         }
+        if self.inner.interpreters.is_some() {
+            features.push("interpreter.list");
+        }
         features
     }
 
     /// Binds `environment/list`, `create`, `get`, `delete`, `execute`, `install`,
-    /// `uninstall` and `lock`, and the `environment/input` and `environment/resize` notifications of
-    /// interactive executes; `environment/output` and `$/progress` notifications go through the
-    /// connection's notifier (without one, `stream: true` and `work_done_token` change nothing
-    /// but the result still carries the output).
+    /// `uninstall`, `lock` and `gc` (and `interpreter/list`, given an inventory), and the
+    /// `environment/input` and `environment/resize` notifications of interactive executes;
+    /// `environment/output` and `$/progress` notifications go through the connection's
+    /// notifier (without one, `stream: true` and `work_done_token` change nothing but the
+    /// result still carries the output).
     pub fn bind(self, router: Router) -> Router {
         let env = self;
-        env.inner
+        let router = env
+            .inner
             .inputs
             .bind(router)
             .method::<List, _>(handler_fn({
@@ -272,7 +290,15 @@ impl Environments {
             .method::<Gc, _>(handler_fn({
                 let env = env.clone();
                 move |params: GcParams, _: Context| env.clone().gc(params)
-            }))
+            }));
+        match env.inner.interpreters.clone() {
+            Some(inventory) => {
+                router.method::<InterpreterList, _>(handler_fn(move |_: NoParams, _: Context| {
+                    interpreters::list(inventory.clone())
+                }))
+            }
+            None => router,
+        }
     }
 
     /// A read-time part over these environments.

@@ -40,7 +40,7 @@ pub use progress::{ProgressParams, ProgressToken, WorkDoneProgress};
 pub use python_version::{PythonVersion, VersionRequest};
 pub use results::{
     Capabilities, DeleteAck, EnvironmentDetails, EnvironmentSummary, ExecuteResult, GcResult,
-    Package, SchemaInfo, ServerInfo,
+    Interpreter, Interpreters, Package, SchemaInfo, ServerInfo,
 };
 pub use validation::{ParamReader, Params, Violation};
 
@@ -96,6 +96,8 @@ pub mod methods {
     pub const RESIZE: &str = "environment/resize";
     /// `environment/gc` (feature `environment.lock`).
     pub const GC: &str = "environment/gc";
+    /// `interpreter/list` (an extension beyond WSP 0.1.0, feature `interpreter.list`).
+    pub const INTERPRETER_LIST: &str = "interpreter/list";
     /// The `$/cancelRequest` notification (client to server).
     pub const CANCEL_REQUEST: &str = "$/cancelRequest";
 }

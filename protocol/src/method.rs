@@ -28,6 +28,7 @@ use crate::params::{
 };
 use crate::results::{
     Capabilities, DeleteAck, EnvironmentDetails, EnvironmentSummary, ExecuteResult, GcResult,
+    Interpreters,
 };
 use crate::validation::Params;
 
@@ -80,6 +81,8 @@ methods! {
     Lock = crate::methods::LOCK, IdParams => crate::lock::Lock;
     /// `environment/gc` (an extension beyond WSP 0.1.0).
     Gc = crate::methods::GC, GcParams => GcResult;
+    /// `interpreter/list` (an extension beyond WSP 0.1.0).
+    InterpreterList = crate::methods::INTERPRETER_LIST, NoParams => Interpreters;
 }
 
 /// Declares a typed method and its params in one place: the method's marker type and its

@@ -145,8 +145,8 @@ pub struct Capabilities {
     pub allowed_cwd_roots: Vec<String>,
     /// The extensions beyond WSP 0.1.0 this server supports, sorted ascending, each once:
     /// among `environment/install`, `execute.stream`, `execute.stdin`, `execute.timeout`,
-    /// `execute.limits`, `execute.sandbox`, `progress`, `environment.changed` and
-    /// `create.backend`.
+    /// `execute.limits`, `execute.sandbox`, `progress`, `environment.changed`,
+    /// `create.backend`, `environment.lock` and `interpreter.list`.
     #[serde(default)]
     pub features: Vec<String>,
     /// How this client is connected: `stdio`, `unix` or `websocket` (an extension beyond WSP
@@ -203,6 +203,26 @@ pub struct GcResult {
     /// What the store's environments hold afterwards, in bytes (each `extra.disk_bytes`,
     /// summed).
     pub disk_bytes: u64,
+}
+
+/// The `interpreter/list` result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Interpreters {
+    /// The interpreters the server's machine has, newest first; among equal versions the one
+    /// `environment/create` prefers first.
+    pub interpreters: Vec<Interpreter>,
+}
+
+/// A Python interpreter on the server's machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Interpreter {
+    /// `X.Y.Z`.
+    pub version: String,
+    /// Where it was found: `pyenv`, `uv`, `mise`, `asdf`, `configured`, `system`, `PATH`, or
+    /// a custom locator's name.
+    pub source: String,
+    /// The executable as found (it may be a symlink).
+    pub path: String,
 }
 
 /// The `environment/delete` result.

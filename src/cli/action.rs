@@ -71,6 +71,8 @@ pub enum Action {
     /// `wsp exec ID|NAME [--cwd DIR] [--env K=V]... [--timeout D] -- ARGV...`; its `id` is
     /// the target until it is resolved.
     Exec(ExecRequest),
+    /// `wsp python list` over `--connect`: the server's interpreters.
+    PythonList,
     /// `wsp call METHOD [JSON]`.
     Call {
         /// The method.
@@ -182,6 +184,7 @@ impl Action {
             Action::Delete { .. } => "delete",
             Action::Gc { .. } => "gc",
             Action::Exec(_) => "exec",
+            Action::PythonList => "python list",
             Action::Call { .. } => return None,
         })
     }

@@ -52,10 +52,36 @@ impl From<ClientError> for CliError {
     }
 }
 
-/// Runs one action on an initialized session and prints its outcome; returns the exit status.
+/// What a server's `initialize` answer tells the commands; absent facts (a server of another
+/// kind, say) read as none.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct Served {
+    /// The extensions it serves.
+    #[serde(default)]
+    pub features: Vec<String>,
+    /// The backend its creates get by default.
+    #[serde(default)]
+    pub backend: Option<String>,
+}
+
+impl Served {
+    /// The facts of `initialize`'s `result`.
+    pub fn from_initialize(result: Value) -> Served {
+        serde_json::from_value(result).unwrap_or_default()
+    }
+
+    /// Whether the server serves `feature`.
+    pub fn offers(&self, feature: &str) -> bool {
+        self.features.iter().any(|offered| offered == feature)
+    }
+}
+
+/// Runs one action on a session the server initialized with `served` and prints its outcome;
+/// returns the exit status.
 pub async fn perform<R, W, P>(
     client: &mut Client<R, W, P>,
     action: Action,
+    served: &Served,
     json: bool,
 ) -> Result<i32, CliError>
 where
@@ -176,6 +202,10 @@ where
             request.id = resolve(client, &request.id).await?.0;
             return super::exec::exec(client, request, json).await;
         }
+        Action::PythonList => {
+            let listed = super::pythons::listed_by(client, served).await?;
+            return print_pythons(&listed, json);
+        }
         Action::Call { method, params } => {
             let result = call(client, &method, params).await?;
             if json {
@@ -259,6 +289,18 @@ fn print_details(details: &EnvironmentDetails, json: bool) -> Result<(), CliErro
         return print_json(details).map(|_| ());
     }
     write_stdout(output::details(details).as_bytes())
+}
+
+/// `wsp python list`'s output: the table, or with `--json` the list as one JSON line.
+pub(super) fn print_pythons(
+    found: &[wsp_protocol::Interpreter],
+    json: bool,
+) -> Result<i32, CliError> {
+    if json {
+        return print_json(&found);
+    }
+    write_stdout(super::pythons::table(found).as_bytes())?;
+    Ok(super::status::OK)
 }
 
 /// Prints `result` as one JSON line.

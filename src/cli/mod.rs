@@ -76,9 +76,13 @@ pub fn main(cli: Cli) -> i32 {
     }
 }
 
-/// `wsp python list`: the interpreters a spawned server would find, found here.
+/// `wsp python list`: the interpreters a spawned server would find, found here; with
+/// `--connect`, those the server lists.
 pub fn python_list(args: ClientArgs) -> i32 {
-    let local = match pythons::Interpreters::of(&args.server, args.connect.is_some()) {
+    if args.connect.is_some() {
+        return run_client(args, Action::PythonList);
+    }
+    let local = match pythons::Interpreters::of(&args.server) {
         Ok(pythons::Interpreters::Here(local)) => local,
         Ok(pythons::Interpreters::Elsewhere(why)) => {
             let usage = format!("`wsp python list` shows this machine's interpreters, but {why}");
@@ -91,37 +95,10 @@ pub fn python_list(args: ClientArgs) -> i32 {
         Err(error) => return report(&error, args.json),
     };
     let found = runtime.block_on(pythons::find(&local));
-    let printed = if args.json {
-        commands::print_json(&found).map(|_| ())
-    } else {
-        commands::write_stdout(pythons::table(&found).as_bytes())
-    };
-    match printed {
-        Ok(()) => status::OK,
+    match commands::print_pythons(&found, args.json) {
+        Ok(code) => code,
         Err(error) => report(&error, args.json),
     }
-}
-
-/// A `wsp create` without `--python` gets the newest interpreter found.
-async fn with_default_python(action: Action, args: &ClientArgs) -> Result<Action, CliError> {
-    Ok(match action {
-        Action::Create {
-            name,
-            python: None,
-            packages,
-            source,
-            lock,
-            reuse,
-        } => Action::Create {
-            python: Some(pythons::default_version(&args.server, args.connect.is_some()).await?),
-            name,
-            packages,
-            source,
-            lock,
-            reuse,
-        },
-        other => other,
-    })
 }
 
 /// `wsp serve`: checks that only server options were given, then runs the server.
@@ -172,10 +149,18 @@ pub fn run_client(args: ClientArgs, action: Action) -> i32 {
     };
     let verb = action.verb();
     runtime.block_on(async {
-        let action = match with_default_python(action, &args).await {
-            Ok(action) => action,
-            Err(error) => return report(&error, args.json),
-        };
+        // The server spawned here finds the interpreters found here.
+        let mut action = action;
+        if let Action::Create {
+            python: python @ None,
+            ..
+        } = &mut action
+        {
+            match pythons::default_version(&args.server).await {
+                Ok(version) => *python = Some(version),
+                Err(error) => return report(&error, args.json),
+            }
+        }
         let (mut client, log) = match server.spawn(args.verbose) {
             Ok(spawned) => spawned,
             Err(error) => return report(&error.into(), args.json),
@@ -234,10 +219,6 @@ fn run_connected(args: &ClientArgs, address: ListenAddress, action: Action) -> i
     };
     let verb = action.verb();
     runtime.block_on(async {
-        let action = match with_default_python(action, args).await {
-            Ok(action) => action,
-            Err(error) => return report(&error, args.json),
-        };
         match address {
             ListenAddress::Unix(path) => {
                 let stream = match tokio::net::UnixStream::connect(&path).await {
@@ -336,12 +317,22 @@ where
     W: AsyncWrite + Unpin + Send,
     P: Peer,
 {
-    client
+    let initialized = client
         .initialize("wsp-cli")
         .await?
         .outcome
         .map_err(CliError::Rpc)?;
-    commands::perform(client, action, json).await
+    let served = commands::Served::from_initialize(initialized);
+    // Set already unless the server is elsewhere: then it says which interpreters it has.
+    let mut action = action;
+    if let Action::Create {
+        python: python @ None,
+        ..
+    } = &mut action
+    {
+        *python = Some(pythons::server_default(client, &served).await?);
+    }
+    commands::perform(client, action, &served, json).await
 }
 
 /// Prints an error to stderr and returns the exit status it calls for.

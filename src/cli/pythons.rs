@@ -1,59 +1,57 @@
 //! `wsp python list` and `wsp create`'s default `--python`: the interpreters a spawned server
 //! would find, found here the same way (the same locators, the interpreter paths of the command
 //! line or else of the state directory's `wsp.toml`, and, when the state directory exists, its
-//! cache of interpreter queries).
+//! cache of interpreter queries); with `--connect`, those the server lists (`interpreter/list`).
 
-use std::cmp::Reverse;
 use std::path::PathBuf;
 
-use serde::Serialize;
+use tokio::io::{AsyncRead, AsyncWrite};
 use wsp_interpreters::{Inventory, InventoryConfig};
-use wsp_protocol::PythonVersion;
+use wsp_protocol::method::InterpreterList;
+use wsp_protocol::{Interpreter, NoParams, PythonVersion};
+use wsp_server::client::{Client, Peer};
 
 use super::args::ServerOptions;
-use super::commands::CliError;
+use super::commands::{CliError, Served};
 use crate::config::BackendKind;
 use crate::config_file::ConfigFile;
 
-/// One interpreter found.
-#[derive(Debug, Clone, Serialize)]
-pub struct FoundPython {
-    /// `X.Y.Z`.
-    pub version: String,
-    /// Where it was found: `pyenv`, `uv`, `mise`, `asdf`, `configured`, `system`, `PATH`.
-    pub source: String,
-    /// The executable as found.
-    pub path: PathBuf,
-    #[serde(skip)]
-    sort_key: (Reverse<PythonVersion>, usize),
-}
-
 /// Every interpreter `local` finds, newest first; among equal versions the one the server
-/// prefers first. Versions that no file tells are asked of the interpreter (once; the answer is
-/// cached); one that doesn't answer is left out, as the server leaves it out.
-pub async fn find(local: &Local) -> Vec<FoundPython> {
+/// prefers first (the list `interpreter/list` answers). Versions that no file tells are asked
+/// of the interpreter (once; the answer is cached); one that doesn't answer is left out, as the
+/// server leaves it out.
+pub async fn find(local: &Local) -> Vec<Interpreter> {
     let mut config = InventoryConfig::from_env();
     config.extra_interpreters = local.interpreters.clone();
     config.cache_file = local.cache_file.clone();
-    let inventory = Inventory::new(config);
-    let mut found = Vec::new();
-    for (order, candidate) in inventory.candidates().await.into_iter().enumerate() {
-        let version = match candidate.version {
-            Some(version) => version,
-            None => match inventory.query(&candidate.executable).await {
-                Ok(info) => info.version,
-                Err(_) => continue,
-            },
-        };
-        found.push(FoundPython {
-            version: version.to_string(),
-            source: candidate.source.to_string(),
-            path: candidate.executable,
-            sort_key: (Reverse(version), order),
-        });
+    let available = Inventory::new(config).available().await;
+    available.into_iter().map(Interpreter::from).collect()
+}
+
+/// The interpreters the server lists, newest first; an error if it has no `interpreter/list`.
+pub async fn listed_by<R, W, P>(
+    client: &mut Client<R, W, P>,
+    served: &Served,
+) -> Result<Vec<Interpreter>, CliError>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+    P: Peer,
+{
+    if let Some(why) = unlisted(served) {
+        return Err(CliError::Usage(format!("cannot list its Pythons: {why}")));
     }
-    found.sort_by_key(|python| python.sort_key);
-    found
+    Ok(client
+        .call::<InterpreterList>(&NoParams)
+        .await?
+        .interpreters)
+}
+
+/// Why the server can't say which interpreters it has, if it can't.
+fn unlisted(served: &Served) -> Option<String> {
+    let feature = "interpreter.list";
+    (!served.offers(feature))
+        .then(|| format!("the server does not offer interpreter/list (feature `{feature}`)"))
 }
 
 /// Where a server the CLI spawns would look for interpreters, found here: the command line's
@@ -64,7 +62,7 @@ pub struct Local {
     cache_file: Option<PathBuf>,
 }
 
-/// Whether this machine's interpreters are the server's.
+/// Whether this machine's interpreters are what the server spawned here creates with.
 pub enum Interpreters {
     /// They are: look here.
     Here(Local),
@@ -73,21 +71,14 @@ pub enum Interpreters {
 }
 
 impl Interpreters {
-    /// For the server `options` spawn (or the one `connected` to): its backend and interpreter
-    /// paths given on the command line, else in the state directory's `wsp.toml`.
-    pub fn of(options: &ServerOptions, connected: bool) -> Result<Interpreters, CliError> {
-        if connected {
-            return Ok(Interpreters::Elsewhere(
-                "the interpreters of a server reached with --connect are not known here",
-            ));
-        }
+    /// For the server `options` spawn: its backend and interpreter paths given on the command
+    /// line, else in the state directory's `wsp.toml`.
+    pub fn of(options: &ServerOptions) -> Result<Interpreters, CliError> {
         let state_dir = crate::serve::state_dir(options.state_dir.clone());
         let file = ConfigFile::config_in(state_dir.as_deref())
             .map_err(|error| CliError::Usage(error.to_string()))?;
         if options.backend.map_or(file.backend, BackendKind::from) == BackendKind::Conda {
-            return Ok(Interpreters::Elsewhere(
-                "the conda backend installs Python from its channels",
-            ));
+            return Ok(Interpreters::Elsewhere(CONDA));
         }
         let interpreters = if options.interpreter.is_empty() {
             file.interpreters
@@ -104,8 +95,11 @@ impl Interpreters {
     }
 }
 
+/// Why the interpreters found don't tell a conda server's default.
+const CONDA: &str = "the conda backend installs Python from its channels";
+
 /// `wsp python list`'s table: VERSION, SOURCE, PATH.
-pub fn table(found: &[FoundPython]) -> String {
+pub fn table(found: &[Interpreter]) -> String {
     if found.is_empty() {
         return "no Python interpreters found\n".into();
     }
@@ -115,35 +109,87 @@ pub fn table(found: &[FoundPython]) -> String {
             vec![
                 python.version.clone(),
                 python.source.clone(),
-                super::output::printable(&python.path.to_string_lossy()),
+                super::output::printable(&python.path),
             ]
         })
         .collect();
     super::output::table(&["VERSION", "SOURCE", "PATH"], &rows)
 }
 
-/// The `--python` of a `wsp create` that gave none: `X.Y` of the newest interpreter found,
-/// said on stderr.
-pub async fn default_version(options: &ServerOptions, connected: bool) -> Result<String, CliError> {
-    let local = match Interpreters::of(options, connected)? {
+/// The `--python` of a `wsp create` that gave none, for the server `options` spawn: `X.Y` of
+/// the newest interpreter found here, said on stderr.
+pub async fn default_version(options: &ServerOptions) -> Result<String, CliError> {
+    let local = match Interpreters::of(options)? {
         Interpreters::Here(local) => local,
         Interpreters::Elsewhere(why) => {
             return Err(CliError::Usage(format!("--python X.Y is needed: {why}")));
         }
     };
-    let Some(newest) = find(&local).await.into_iter().next() else {
-        return Err(CliError::Usage(
+    let found = find(&local).await;
+    let newest = found.first().ok_or_else(|| {
+        CliError::Usage(
             "no Python interpreter found; install one (pyenv, uv python install, ...) or pass \
              --interpreter PATH"
                 .into(),
-        ));
-    };
-    let version = newest.sort_key.0 .0;
+        )
+    })?;
+    chosen(newest, "the newest found")
+}
+
+/// The `--python` of a `wsp create` that gave none, for a server reached with `--connect`:
+/// `X.Y` of the newest interpreter it lists, said on stderr.
+pub async fn server_default<R, W, P>(
+    client: &mut Client<R, W, P>,
+    served: &Served,
+) -> Result<String, CliError>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+    P: Peer,
+{
+    let needed = |why: &str| CliError::Usage(format!("--python X.Y is needed: {why}"));
+    if served.backend.as_deref() == Some(BackendKind::Conda.name()) {
+        return Err(needed(CONDA));
+    }
+    if let Some(why) = unlisted(served) {
+        return Err(needed(&why));
+    }
+    let listed = listed_by(client, served).await?;
+    let newest = listed
+        .first()
+        .ok_or_else(|| needed("the server lists no Python interpreter"))?;
+    chosen(newest, "the newest the server lists")
+}
+
+/// `X.Y` of `newest`, said on stderr.
+fn chosen(newest: &Interpreter, which: &str) -> Result<String, CliError> {
+    let version: PythonVersion = newest.version.parse().map_err(|reason| {
+        CliError::Usage(format!(
+            "the interpreter version `{}`: {reason}",
+            newest.version
+        ))
+    })?;
     let chosen = format!("{}.{}", version.major, version.minor);
     eprintln!(
-        "wsp: no --python given: using {chosen}, the newest found ({} at {})",
+        "wsp: no --python given: using {chosen}, {which} ({} at {})",
         newest.version,
-        newest.path.display()
+        super::output::printable(&newest.path)
     );
     Ok(chosen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_without_interpreter_list_is_told_apart_by_its_features() {
+        let why = unlisted(&Served::default()).expect("no features: no list");
+        assert!(why.contains("`interpreter.list`"), "{why}");
+        let served = Served {
+            features: vec!["interpreter.list".into()],
+            backend: None,
+        };
+        assert_eq!(unlisted(&served), None);
+    }
 }

@@ -29,10 +29,15 @@ pub(crate) struct Listening {
 
 impl Listening {
     pub(crate) async fn start(extra: &[&str]) -> Listening {
+        Listening::start_with_env(extra, &[]).await
+    }
+
+    /// [`Listening::start`] with `env` set on top of the test's environment.
+    pub(crate) async fn start_with_env(extra: &[&str], env: &[(&str, &str)]) -> Listening {
         let dir = private_dir();
         let state_dir = dir.path().join("state");
         let socket = dir.path().join("wsp.sock");
-        let child = spawn_listening(&state_dir, &socket, extra)
+        let child = spawn_listening(&state_dir, &socket, extra, env)
             .await
             .unwrap_or_else(|log| panic!("the server did not listen: {log}"));
         Listening {
@@ -64,12 +69,13 @@ fn private_dir() -> tempfile::TempDir {
     dir
 }
 
-/// Starts `wsp serve --listen unix:SOCKET` and waits for its `listening on` line; `Err` is
-/// its stderr when it exits first.
+/// Starts `wsp serve --listen unix:SOCKET` (with `env` set) and waits for its `listening on`
+/// line; `Err` is its stderr when it exits first.
 pub(crate) async fn spawn_listening(
     state_dir: &Path,
     socket: &Path,
     extra: &[&str],
+    env: &[(&str, &str)],
 ) -> Result<Child, String> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_wsp"))
         .arg("serve")
@@ -78,6 +84,7 @@ pub(crate) async fn spawn_listening(
         .arg("--listen")
         .arg(format!("unix:{}", socket.display()))
         .args(extra)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -269,7 +276,8 @@ async fn a_socket_directory_others_may_write_is_refused() {
     let shared = dir.path().join("shared");
     std::fs::create_dir(&shared).expect("mkdir");
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
-    let started = spawn_listening(&dir.path().join("state"), &shared.join("s.sock"), &[]).await;
+    let started =
+        spawn_listening(&dir.path().join("state"), &shared.join("s.sock"), &[], &[]).await;
     let log = started.expect_err("the server refuses to start");
     assert!(log.contains("writable by group or others"), "{log}");
     assert!(!shared.join("s.sock").exists());

@@ -125,7 +125,7 @@ async fn after_kill_9_no_process_outlives_the_server_and_the_next_one_serves_the
     }
 
     assert!(server.socket.exists(), "SIGKILL leaves the socket file");
-    let mut restarted = spawn_listening(&server.state_dir, &server.socket, &[])
+    let mut restarted = spawn_listening(&server.state_dir, &server.socket, &[], &[])
         .await
         .unwrap_or_else(|log| panic!("the next server does not start: {log}"));
     let mut client = Peer::connect(&server.socket).await;
@@ -167,7 +167,7 @@ async fn after_kill_9_no_process_outlives_the_server_and_the_next_one_serves_the
         .await;
     assert_eq!(deleted["result"]["id"], after, "{deleted}");
 
-    let second = spawn_listening(&server.state_dir, &server.socket, &[]).await;
+    let second = spawn_listening(&server.state_dir, &server.socket, &[], &[]).await;
     let log = second
         .map(|_| ())
         .expect_err("a second server on a live socket is refused");

@@ -354,8 +354,26 @@ pub async fn assert_gone(pid: i32, what: &str) {
 pub fn venv_environments(state_dir: &Path) -> wsp_environments::Environments {
     let store = wsp_environments::store::Store::open(state_dir).expect("store");
     let inventory = wsp_interpreters::Inventory::new(wsp_interpreters::InventoryConfig::from_env());
-    let backend = wsp_backend_venv::VenvBackend::new(inventory, Default::default());
-    wsp_environments::Environments::new(store, "venv", backend)
+    let backend = wsp_backend_venv::VenvBackend::new(inventory.clone(), Default::default());
+    wsp_environments::Environments::new(store, "venv", backend).with_interpreters(inventory)
+}
+
+/// Variables under which `wsp` finds no pyenv, uv, mise or asdf interpreters (their roots are
+/// `empty_dir`) and searches only `/usr/bin:/bin` for others: it lists its `--interpreter`s
+/// and the system's.
+pub fn without_managed_pythons(empty_dir: &Path) -> Vec<(&'static str, String)> {
+    let empty = empty_dir.display().to_string();
+    let mut env: Vec<(&'static str, String)> = [
+        "PYENV_ROOT",
+        "UV_PYTHON_INSTALL_DIR",
+        "MISE_DATA_DIR",
+        "ASDF_DATA_DIR",
+    ]
+    .into_iter()
+    .map(|name| (name, empty.clone()))
+    .collect();
+    env.push(("PATH", "/usr/bin:/bin".to_owned()));
+    env
 }
 
 /// Points the pip seed cache of the state directory `state_dir` at one kept between tests and

@@ -76,6 +76,7 @@ async fn initialize_reports_capabilities_and_a_second_one_is_32600() {
             "environment/lock",
             "environment/uninstall",
             "initialize",
+            "interpreter/list",
             "shutdown"
         ]
     );

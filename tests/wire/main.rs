@@ -13,6 +13,7 @@ mod framing;
 mod fuzz_corpus;
 mod hostile_client;
 mod ids;
+mod interpreter_list;
 mod jsonrpc;
 mod lifecycle;
 mod progress_tokens;

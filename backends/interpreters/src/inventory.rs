@@ -56,6 +56,26 @@ pub struct Resolved {
     pub info: InterpreterInfo,
 }
 
+/// A working interpreter, as [`Inventory::available`] lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Available {
+    /// The candidate, as discovered.
+    pub candidate: Candidate,
+    /// Its version: from its files, else from a query.
+    pub version: PythonVersion,
+}
+
+/// As `interpreter/list` and `wsp python list` show it.
+impl From<Available> for wsp_protocol::Interpreter {
+    fn from(available: Available) -> Self {
+        wsp_protocol::Interpreter {
+            version: available.version.to_string(),
+            source: available.candidate.source.to_string(),
+            path: available.candidate.executable.display().to_string(),
+        }
+    }
+}
+
 /// The interpreters of this machine. Cloning shares the query cache.
 #[derive(Clone)]
 pub struct Inventory {
@@ -116,15 +136,37 @@ impl Inventory {
             .collect()
     }
 
-    /// The versions of every working interpreter, ascending, each once. Interpreters whose
-    /// version no file tells are queried (once; the answer is cached).
-    pub async fn available_versions(&self) -> Vec<PythonVersion> {
+    /// Every working interpreter, newest first; among equal versions in the order
+    /// [`resolve_detailed`](Self::resolve_detailed) prefers them, so the first of each `X.Y` is
+    /// the one a request for `X.Y` picks. Interpreters whose version no file tells are queried
+    /// (once; the answer is cached); one that doesn't answer as a final release is left out.
+    pub async fn available(&self) -> Vec<Available> {
         let found = self.discover().await;
+        let mut ranked = self.rank(found, |_| true).await;
+        ranked.sort_by_key(|r| {
+            (
+                Reverse(r.version),
+                r.found.candidate.source.preference(),
+                r.order,
+            )
+        });
+        ranked
+            .into_iter()
+            .map(|ranked| Available {
+                candidate: ranked.found.candidate,
+                version: ranked.version,
+            })
+            .collect()
+    }
+
+    /// The versions of every working interpreter, ascending, each once (those of
+    /// [`available`](Self::available)).
+    pub async fn available_versions(&self) -> Vec<PythonVersion> {
         let mut versions: Vec<PythonVersion> = self
-            .rank(found, |_| true)
+            .available()
             .await
             .into_iter()
-            .map(|ranked| ranked.version)
+            .map(|available| available.version)
             .collect();
         versions.sort();
         versions.dedup();

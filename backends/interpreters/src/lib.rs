@@ -89,7 +89,7 @@ mod query;
 mod shim;
 
 pub use config::InventoryConfig;
-pub use inventory::{Inventory, ResolveError, Resolved};
+pub use inventory::{Available, Inventory, ResolveError, Resolved};
 pub use locators::Locator;
 pub use query::QueryError;
 pub use wsp_protocol::{PythonVersion, VersionRequest};

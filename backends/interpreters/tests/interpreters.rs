@@ -77,6 +77,18 @@ async fn every_pyenv_version_resolves_by_minor_and_by_exact_version() {
         installed.len() as u64,
         "each interpreter is queried exactly once"
     );
+    let mut newest_first: Vec<PythonVersion> = installed.iter().map(|(v, _)| *v).collect();
+    newest_first.sort_by(|a, b| b.cmp(a));
+    let listed: Vec<PythonVersion> = inventory
+        .available()
+        .await
+        .iter()
+        .map(|available| available.version)
+        .collect();
+    assert_eq!(
+        listed, newest_first,
+        "available() lists every version, newest first"
+    );
 }
 
 #[tokio::test]
@@ -252,10 +264,11 @@ async fn equal_versions_prefer_pyenv_uv_mise_asdf_custom_configured_system_path(
         Source::System,
         Source::Path,
     ];
+    let every_source = config.clone();
     let candidates = Inventory::new(config.clone()).candidates().await;
     let sources: Vec<Source> = candidates.iter().map(|c| c.source.clone()).collect();
     assert_eq!(sources, expected, "candidates come in preference order");
-    for source in expected {
+    for source in expected.clone() {
         let chosen = Inventory::new(config.clone())
             .resolve_detailed(&v("3.11"))
             .await
@@ -282,4 +295,14 @@ async fn equal_versions_prefer_pyenv_uv_mise_asdf_custom_configured_system_path(
         }
     }
     assert!(ran("path").exists(), "the last one standing was run");
+    let listed: Vec<Source> = Inventory::new(every_source)
+        .available()
+        .await
+        .into_iter()
+        .map(|available| available.candidate.source)
+        .collect();
+    assert_eq!(
+        listed, expected,
+        "available() lists equal versions as resolution prefers them"
+    );
 }
