@@ -12,7 +12,9 @@
 //!   [`RuntimeOptions::max_pending`] answers are owed (read, and not yet handed to the output:
 //!   a batch counts each of its answers), so memory stays bounded whatever the client does, and
 //!   a client that does not read makes the server stop reading once that many wait, or once
-//!   the output is blocked with 256 KiB of answers or more waiting; and while
+//!   the output is blocked with 256 KiB of answers or more waiting (then, too, requests read
+//!   earlier that wait for a handler slot don't start: the stack's start gate is closed, so
+//!   the answers held are those of the handlers already running); and while
 //!   the stack is not ready for the next request (the standard stack's handler limit, while
 //!   the requests waiting for a slot fill its queue of bytes), which holds that request and
 //!   the rest of its payload back until the stack is ready.
