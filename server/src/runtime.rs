@@ -173,8 +173,9 @@ where
                 }
             }
             let wrote = self.write_answers(cx);
+            let backlogged = self.backlogged();
             if let Some(gate) = self.start_gate.as_mut() {
-                gate.set_closed(self.output_blocked && self.answers.ready_reaches(ENCODE_AHEAD));
+                gate.set_closed(backlogged);
             }
             // While more input is buffered, the output writes what it finds worth writing;
             // the flush waits until the input runs dry or reading pauses.

@@ -36,11 +36,6 @@ impl StartGate {
             _ => {}
         }
     }
-
-    /// Whether the gate is closed.
-    pub fn is_closed(&self) -> bool {
-        self.closed.is_some()
-    }
 }
 
 /// One request's way through the gate.

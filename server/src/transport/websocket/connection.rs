@@ -168,6 +168,8 @@ struct Writer {
 
 impl Writer {
     async fn run(mut self) {
+        // How long a peer may take nothing while something waits for it.
+        let patience = self.ping_interval + self.pong_timeout;
         let mut ping = tokio::time::interval(self.ping_interval);
         ping.tick().await;
         let mut pong_deadline = None;
@@ -186,7 +188,6 @@ impl Writer {
                         let len = payload.len();
                         let sent = match Utf8Bytes::try_from(payload) {
                             Ok(text) => {
-                                let patience = self.ping_interval + self.pong_timeout;
                                 tokio::time::timeout(patience, self.sink.send(Message::Text(text)))
                                     .await
                             }
@@ -228,7 +229,6 @@ impl Writer {
                 pong_deadline = None;
             }
         };
-        let patience = self.ping_interval + self.pong_timeout;
         let _ = tokio::time::timeout(patience, async {
             let _ = self.sink.send(Message::Close(Some(close))).await;
             let _ = self.sink.close().await;
