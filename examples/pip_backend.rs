@@ -1,16 +1,20 @@
-//! A backend written from scratch: environments made by `python -m venv`, with a requirements
-//! list given at startup installed into each by its own pip. Describing, running and installing
-//! are the venv layout's (`VenvLayout`), so `provision` is all it has to write.
+//! A backend written from scratch: environments made by `python -m venv --without-pip`, with a
+//! requirements list given at startup installed into each by the base interpreter's pip (as
+//! `pip --python` does), so no environment pays for a pip of its own. Describing, running and
+//! installing are the venv layout's (`VenvLayout`): `provision`, and which pip installs, are
+//! all it has to write.
 //!
 //! `cargo run --example pip_backend -- [PIP INSTALL ARGUMENT]...` (say `rich`, or
 //! `--no-index --find-links ./wheels mypkg`) runs the conformance kit against it with those
 //! requirements (Python 3.12 must be installed); `tests/examples/example_backend.rs` runs it in
 //! `cargo test`.
 
+use std::path::Path;
 use tokio::process::Command;
 use wsp_backend::{BackendError, ProvisionRequest, Provisioned};
 use wsp_conformance::{check_backend, BackendUnderTest};
 use wsp_install::venv_layout::{interpreter_path, VenvLayout, VenvProvider};
+use wsp_install::{no_pip, pip_of, venv_python_version, Installer};
 use wsp_interpreters::Inventory;
 use wsp_protocol::FailureReason;
 
@@ -25,11 +29,15 @@ impl VenvProvider for PipBackend {
     async fn provision(&self, request: ProvisionRequest) -> Result<Provisioned, BackendError> {
         let base = self.inventory.resolve(&request.python_version).await?;
         let mut venv = Command::new(&base.executable);
-        run(venv.args(["-m", "venv"]).arg(&request.root)).await?;
+        run(venv
+            .args(["-m", "venv", "--without-pip"])
+            .arg(&request.root))
+        .await?;
         let python = interpreter_path(&request.root);
         if !self.requirements.is_empty() {
-            let mut pip = Command::new(&python);
-            pip.args(["-m", "pip", "install", "-q", "--disable-pip-version-check"]);
+            let mut pip = Command::new(&base.executable);
+            pip.args(["-m", "pip", "--python"]).arg(&python);
+            pip.args(["install", "-q", "--disable-pip-version-check"]);
             run(pip.args(&self.requirements)).await?;
         }
         Ok(Provisioned {
@@ -37,6 +45,12 @@ impl VenvProvider for PipBackend {
             interpreter_path: python,
             extra: Default::default(),
         })
+    }
+
+    async fn installer(&self, root: &Path) -> Result<Installer, BackendError> {
+        let version = venv_python_version(root)?;
+        let request = version.parse().map_err(|_| no_pip(version))?;
+        pip_of(&self.inventory.resolve(&request).await?.executable).await
     }
 }
 

@@ -21,6 +21,7 @@
 
 mod command;
 mod confine;
+mod external_pip;
 mod helper;
 mod lock;
 mod lock_install;
@@ -41,6 +42,7 @@ use wsp_exec::Activation;
 
 pub use command::{find_uv, Installer, PIP_RUNNER};
 pub use confine::{install_sandbox, uninstall_sandbox};
+pub use external_pip::{no_pip, pip_of, venv_python_version, FIRST_EXTERNAL_PIP};
 pub use helper::captured_output;
 pub use lock::INSTALL_LOCK_FILE;
 pub use lock_install::{install_lock, lock};

@@ -37,9 +37,14 @@ pub trait VenvProvider: Send + Sync + 'static {
         std::future::ready(Ok(None))
     }
 
-    /// The installer for `install` and `uninstall`. Default: the venv's own pip.
-    fn installer(&self) -> Result<Installer, BackendError> {
-        Ok(Installer::Pip)
+    /// The installer for `install` and `uninstall` in the venv at `root`. Default: the venv's
+    /// own pip. [`crate::pip_of`] gives a pip from outside it, so the venv needs none.
+    fn installer(
+        &self,
+        root: &Path,
+    ) -> impl Future<Output = Result<Installer, BackendError>> + Send {
+        let _ = root;
+        std::future::ready(Ok(Installer::Pip))
     }
 }
 
@@ -69,11 +74,11 @@ impl<P: VenvProvider> Backend for VenvLayout<P> {
     }
 
     async fn install(&self, request: InstallRequest) -> Result<(), BackendError> {
-        install(self.0.installer()?, request).await
+        install(self.0.installer(&request.root).await?, request).await
     }
 
     async fn uninstall(&self, request: UninstallRequest) -> Result<(), BackendError> {
-        uninstall(self.0.installer()?, request).await
+        uninstall(self.0.installer(&request.root).await?, request).await
     }
 
     async fn release(&self, _request: ReleaseRequest) -> Result<(), BackendError> {
@@ -85,7 +90,7 @@ impl<P: VenvProvider> Backend for VenvLayout<P> {
     }
 
     async fn install_lock(&self, request: LockInstallRequest) -> Result<(), BackendError> {
-        install_lock(self.0.installer()?, request).await
+        install_lock(self.0.installer(&request.root).await?, request).await
     }
 }
 

@@ -13,14 +13,10 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
 use wsp_backend::BackendError;
-use wsp_install::{resolve_python, Installer};
+use wsp_install::{no_pip, resolve_python, venv_python_version, Installer, FIRST_EXTERNAL_PIP};
 use wsp_interpreters::{Inventory, VersionRequest};
-use wsp_protocol::FailureReason;
 
 use crate::{seed, VenvMode};
-
-/// The first pip that can run itself under another interpreter (`--python`).
-const FIRST_EXTERNAL_PIP: &str = "22.3";
 
 /// An installer running a pip from outside the environment, and the replica of it that a
 /// confined install reads (removed on drop).
@@ -39,7 +35,7 @@ pub(crate) async fn external_pip(
     root: &Path,
     confined: bool,
 ) -> Result<ExternalPip, BackendError> {
-    let version = environment_version(root)?;
+    let version = venv_python_version(root)?;
     let request: VersionRequest = version
         .parse()
         .map_err(|_| no_pip(format!("its Python version {version:?} is not a version")))?;
@@ -83,33 +79,6 @@ fn replicate(cached: &Path) -> Result<TempDir, BackendError> {
     Ok(replica)
 }
 
-/// `3.Y` from the environment's `lib/python3.Y` (or `python3.Yt`) directory.
-fn environment_version(root: &Path) -> Result<String, BackendError> {
-    let lib = root.join("lib");
-    let entries = std::fs::read_dir(&lib)
-        .map_err(|error| no_pip(format!("{} cannot be read: {error}", lib.display())))?;
-    let mut versions: Vec<String> = entries
-        .flatten()
-        .filter_map(|entry| {
-            let name = entry.file_name().into_string().ok()?;
-            let version = name
-                .strip_prefix("python")?
-                .trim_end_matches('t')
-                .to_owned();
-            entry.path().is_dir().then_some(version)
-        })
-        .collect();
-    versions.sort();
-    versions.dedup();
-    match versions.as_slice() {
-        [version] => Ok(version.clone()),
-        _ => Err(no_pip(format!(
-            "{} holds no single pythonX.Y directory",
-            lib.display()
-        ))),
-    }
-}
-
 /// Where a backend without a configured seed cache keeps one: a temporary directory made at
 /// its first install with pip, removed with the backend.
 pub(crate) async fn fallback_cache(
@@ -124,11 +93,4 @@ pub(crate) async fn fallback_cache(
         })
         .await?;
     Ok(dir.path().to_owned())
-}
-
-fn no_pip(detail: String) -> BackendError {
-    BackendError::failed(
-        FailureReason::InstallFailed,
-        format!("cannot install with pip: {detail}"),
-    )
 }
