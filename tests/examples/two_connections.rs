@@ -149,3 +149,58 @@ async fn one_server_serves_stdio_and_a_unix_socket_each_with_its_own_lifecycle()
     assert_eq!(status.code(), Some(0));
     assert!(!socket.exists(), "the socket file is removed");
 }
+
+/// `wsp --connect unix:SOCKET ARGS...`: status and stderr.
+async fn connected_cli(socket: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_wsp"))
+        .arg("--connect")
+        .arg(format!("unix:{}", socket.display()))
+        .args(args)
+        .env_remove("WSP_CONNECT")
+        .env_remove("WSP_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .expect("wsp runs");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output.status.code(), stderr)
+}
+
+#[tokio::test]
+async fn the_cli_names_the_missing_feature_of_a_server_without_interpreter_list() {
+    let temp = tempfile::tempdir().expect("temp dir");
+    let socket = temp.path().join("wsp.sock");
+    let mut child = tokio::process::Command::new(example())
+        .arg(temp.path().join("state"))
+        .arg(&socket)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the example starts");
+    let mut stdio = Peer::new(
+        child.stdout.take().expect("stdout"),
+        child.stdin.take().expect("stdin"),
+    );
+    let features = stdio.initialize().await["result"]["features"].clone();
+    assert!(
+        !features.to_string().contains("interpreter.list"),
+        "{features}"
+    );
+
+    for args in [&["python", "list"][..], &["create", "no-python-given"]] {
+        let (status, stderr) = connected_cli(&socket, args).await;
+        assert_eq!(status, Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("`interpreter.list`"), "{args:?}: {stderr}");
+    }
+    let (status, stderr) = connected_cli(&socket, &["create", "given", "--python", "3.12"]).await;
+    assert_eq!(status, Some(0), "{stderr}");
+    let listed = stdio.call(2, "environment/list", json!({})).await;
+    let names: Vec<&str> = listed["result"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|env| env["name"].as_str())
+        .collect();
+    assert_eq!(names, ["given"], "{listed}");
+}

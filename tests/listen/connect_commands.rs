@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use crate::install_support::wheels;
-use crate::listen::{cli, Listening};
 use crate::support::without_managed_pythons;
+use crate::unix_peer::{cli, Listening};
 
 #[tokio::test]
 async fn every_command_works_over_connect() {

@@ -14,9 +14,9 @@ use tokio::process::Child;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
-use crate::listen::{Listening, Peer};
 use crate::listen_websocket;
 use crate::support::{initialize, memory_mib, request, PATIENCE};
+use crate::unix_peer::{Listening, Peer};
 
 /// The server's peak resident memory may not pass this while a client floods it.
 const MAX_RSS_MIB: f64 = 64.0;

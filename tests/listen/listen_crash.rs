@@ -11,8 +11,8 @@ use std::time::Duration;
 use rustix::process::{kill_process, Pid, Signal};
 use serde_json::{json, Value};
 
-use crate::listen::{create, spawn_listening, Listening, Peer};
 use crate::support::{read_pid, request, Watched, PATIENCE};
+use crate::unix_peer::{create, spawn_listening, Listening, Peer};
 
 const CONNECTIONS: usize = 10;
 

@@ -17,7 +17,7 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 
-use crate::listen::cli;
+use crate::unix_peer::cli;
 
 const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
 

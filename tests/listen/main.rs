@@ -15,4 +15,5 @@ mod large_answers;
 mod listen;
 mod listen_crash;
 mod listen_websocket;
+mod unix_peer;
 mod ws_refusals;
