@@ -10,6 +10,9 @@
 //! create: `environment/create` with those 10 packages (venv backend with uv, and the uv
 //! backend), against `uv venv` followed by `uv pip install`.
 //!
+//! Every environment, wsp's and the peers', is made at a path not used before in the run (see
+//! [`fresh_root`]).
+//!
 //! `cargo bench --bench install` (uv on `PATH`)
 
 use std::path::{Path, PathBuf};
@@ -61,6 +64,16 @@ fn uv_backend() -> BackendUnderTest {
     })
 }
 
+/// A path no environment of this run had before, under `base`. uv keeps what it learned of an
+/// interpreter by the interpreter's path, so a peer making its environments at reused paths
+/// would skip the interpreter query that every new environment costs (about 100 ms here), as
+/// every environment wsp makes does.
+fn fresh_root(base: &Path) -> PathBuf {
+    static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    base.join(format!("env-{n}"))
+}
+
 /// Times `install` into a fresh environment made by `make` each iteration.
 fn timed_installs(
     base: &Path,
@@ -69,8 +82,8 @@ fn timed_installs(
     mut install: impl FnMut(&Path),
 ) -> Duration {
     let mut total = Duration::ZERO;
-    for i in 0..iters {
-        let root = base.join(format!("env-{i}"));
+    for _ in 0..iters {
+        let root = fresh_root(base);
         make(&root);
         let start = Instant::now();
         install(&root);
@@ -238,8 +251,8 @@ fn create(c: &mut Criterion) {
     group.bench_function("uv venv + uv pip install", |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
-            for i in 0..iters {
-                let root = envs.join(format!("env-{i}"));
+            for _ in 0..iters {
+                let root = fresh_root(&envs);
                 let start = Instant::now();
                 run_quietly(
                     Command::new(&uv)
