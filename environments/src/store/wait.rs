@@ -23,9 +23,16 @@ const POLL_INTERVAL: Duration = Duration::from_millis(20);
 /// Takes `path`'s lock in `mode`, waiting as long as it takes. Cancel-safe: dropped before it
 /// returns, it holds nothing and leaves nothing behind. Runs its (non-blocking) system calls
 /// on the calling thread; needs a tokio runtime with its I/O and time drivers enabled.
+///
+/// A lock that is free is taken at the first try, with no watch set up: an inotify instance
+/// costs a grace period of the kernel's to close (see [`FileEvents`]). The watch is set up
+/// before the next try, so a release between the two tries is not missed.
 pub(crate) async fn acquire(path: &Path, mode: LockMode) -> std::io::Result<PathLock> {
+    let mut attempt = match PathLock::attempt(path, mode)?.try_lock()? {
+        Ok(lock) => return Ok(lock),
+        Err(attempt) => attempt,
+    };
     let mut events = FileEvents::new(path);
-    let mut attempt = PathLock::attempt(path, mode)?;
     loop {
         attempt = match attempt.try_lock()? {
             Ok(lock) => return Ok(lock),
