@@ -61,22 +61,34 @@ fn example() -> PathBuf {
     path
 }
 
-#[tokio::test]
-async fn one_server_serves_stdio_and_a_unix_socket_each_with_its_own_lifecycle() {
-    let temp = tempfile::tempdir().expect("temp dir");
-    let socket = temp.path().join("wsp.sock");
+/// The example serving a state directory in `temp` and `socket`, and its stdio as a peer.
+fn start(
+    temp: &tempfile::TempDir,
+    socket: &std::path::Path,
+) -> (
+    tokio::process::Child,
+    Peer<tokio::process::ChildStdout, tokio::process::ChildStdin>,
+) {
     let mut child = tokio::process::Command::new(example())
         .arg(temp.path().join("state"))
-        .arg(&socket)
+        .arg(socket)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .expect("the example starts");
-    let mut stdio = Peer::new(
+    let stdio = Peer::new(
         child.stdout.take().expect("stdout"),
         child.stdin.take().expect("stdin"),
     );
+    (child, stdio)
+}
+
+#[tokio::test]
+async fn one_server_serves_stdio_and_a_unix_socket_each_with_its_own_lifecycle() {
+    let temp = tempfile::tempdir().expect("temp dir");
+    let socket = temp.path().join("wsp.sock");
+    let (mut child, mut stdio) = start(&temp, &socket);
     // The socket is bound before stdio is read: once stdio answers, it takes connections.
     let on_stdio = stdio.initialize().await;
     let stream = tokio::net::UnixStream::connect(&socket)
@@ -170,18 +182,7 @@ async fn connected_cli(socket: &std::path::Path, args: &[&str]) -> (Option<i32>,
 async fn the_cli_names_the_missing_feature_of_a_server_without_interpreter_list() {
     let temp = tempfile::tempdir().expect("temp dir");
     let socket = temp.path().join("wsp.sock");
-    let mut child = tokio::process::Command::new(example())
-        .arg(temp.path().join("state"))
-        .arg(&socket)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the example starts");
-    let mut stdio = Peer::new(
-        child.stdout.take().expect("stdout"),
-        child.stdin.take().expect("stdin"),
-    );
+    let (_child, mut stdio) = start(&temp, &socket);
     let features = stdio.initialize().await["result"]["features"].clone();
     assert!(
         !features.to_string().contains("interpreter.list"),
