@@ -182,16 +182,18 @@ pub async fn run_with_stack(
         },
         _ => mode,
     };
-    let mut containment = contain::Containment::prepare(contained, options.limits.processes)
-        .map_err(|error| match error {
-            contain::PrepareError::ProcessLimitUnavailable(detail) => {
-                BackendError::failed(FailureReason::LimitUnavailable, detail)
+    let containment =
+        contain::Containment::prepare(contained, options.limits.processes).map_err(|error| {
+            match error {
+                contain::PrepareError::ProcessLimitUnavailable(detail) => {
+                    BackendError::failed(FailureReason::LimitUnavailable, detail)
+                }
+                contain::PrepareError::Io(error) => BackendError::caused_by(
+                    FailureReason::SpawnFailed,
+                    format!("cannot start `{program}`: cannot contain it"),
+                    error,
+                ),
             }
-            contain::PrepareError::Io(error) => BackendError::caused_by(
-                FailureReason::SpawnFailed,
-                format!("cannot start `{program}`: cannot contain it"),
-                error,
-            ),
         })?;
     let limits = options::rlimits(&options)
         .into_iter()
@@ -263,7 +265,27 @@ pub async fn run_with_stack(
     }
 
     let started = Instant::now();
-    let mut child = command.spawn().map_err(|error| {
+    // A spawn returns once the child has exec'd, after its setup (joining its cgroup, entering
+    // namespaces): 0.5-4 ms measured. It runs on the blocking pool, not on the async thread that
+    // serves every other request meanwhile. The containment goes along and comes back, so a
+    // request dropped during the spawn still has what it started killed.
+    let spawning = tokio::task::spawn_blocking(move || {
+        let spawned = command.spawn();
+        if let Ok(child) = &spawned {
+            containment.started(child.id());
+        }
+        // The command holds the terminal's slave now; the server's copies must not keep it open.
+        drop(command);
+        (spawned, containment)
+    });
+    let (spawned, mut containment) = spawning.await.map_err(|error| {
+        BackendError::caused_by(
+            FailureReason::SpawnFailed,
+            format!("cannot start `{program}`: the spawn did not finish"),
+            error,
+        )
+    })?;
+    let mut child = spawned.map_err(|error| {
         if let Some(failure) = sandbox.as_ref().and_then(sandbox::Prepared::failure) {
             return BackendError::failed(FailureReason::SandboxUnavailable, failure);
         }
@@ -273,9 +295,6 @@ pub async fn run_with_stack(
             error,
         )
     })?;
-    containment.started(child.id());
-    // The command holds the terminal's slave now; the server's copies must not keep it open.
-    drop(command);
     let limit = options::output_limit(&options);
     let streams::ChildStreams {
         stdout: stdout_pipe,
