@@ -9,6 +9,8 @@
 //! environment (made before the clock starts).
 //! create: `environment/create` with those 10 packages (venv backend with uv, and the uv
 //! backend), against `uv venv` followed by `uv pip install`.
+//! mirror: the install against `uv pip install` from a local mirror of real distributions (see
+//! [`mirror`]; skipped unless it is given).
 //!
 //! Every environment, wsp's and the peers', is made at a path not used before in the run (see
 //! [`fresh_root`]).
@@ -72,6 +74,27 @@ fn fresh_root(base: &Path) -> PathBuf {
     static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     base.join(format!("env-{n}"))
+}
+
+/// `uv venv -p PYTHON ROOT`, as a user makes a venv with uv.
+fn uv_venv(uv: &Path, python: &Path, root: &Path) {
+    run_quietly(
+        Command::new(uv)
+            .args(["venv", "--quiet", "--no-config", "-p"])
+            .arg(python)
+            .arg(root),
+    )
+}
+
+/// `uv pip install` of `names` into the venv at `root`, from `links` with no index.
+fn uv_pip_install(uv: &Path, root: &Path, links: &str, names: &[String]) {
+    run_quietly(
+        Command::new(uv)
+            .args(["pip", "install", "--no-config", "--python"])
+            .arg(root.join("bin/python"))
+            .args(["--no-index", "--find-links", links])
+            .args(names),
+    )
 }
 
 /// Times `install` into a fresh environment made by `make` each iteration.
@@ -155,23 +178,8 @@ fn install(c: &mut Criterion) {
     let envs = scratch.path().join("envs");
     group.bench_function("uv pip install --no-index --find-links", |b| {
         b.iter_custom(|iters| {
-            let make = |root: &Path| {
-                run_quietly(
-                    Command::new(&uv)
-                        .args(["venv", "--quiet", "--no-config", "-p"])
-                        .arg(&info.executable)
-                        .arg(root),
-                )
-            };
-            let install = |root: &Path| {
-                run_quietly(
-                    Command::new(&uv)
-                        .args(["pip", "install", "--no-config", "--python"])
-                        .arg(root.join("bin/python"))
-                        .args(["--no-index", "--find-links", &links_text])
-                        .args(&names),
-                )
-            };
+            let make = |root: &Path| uv_venv(&uv, &info.executable, root);
+            let install = |root: &Path| uv_pip_install(&uv, root, &links_text, &names);
             timed_installs(&envs, iters, make, install)
         })
     });
@@ -254,19 +262,8 @@ fn create(c: &mut Criterion) {
             for _ in 0..iters {
                 let root = fresh_root(&envs);
                 let start = Instant::now();
-                run_quietly(
-                    Command::new(&uv)
-                        .args(["venv", "--quiet", "--no-config", "-p"])
-                        .arg(&info.executable)
-                        .arg(&root),
-                );
-                run_quietly(
-                    Command::new(&uv)
-                        .args(["pip", "install", "--no-config", "--python"])
-                        .arg(root.join("bin/python"))
-                        .args(["--no-index", "--find-links", &links_text])
-                        .args(&names),
-                );
+                uv_venv(&uv, &info.executable, &root);
+                uv_pip_install(&uv, &root, &links_text, &names);
                 total += start.elapsed();
                 let _ = std::fs::remove_dir_all(&root);
             }
@@ -276,5 +273,49 @@ fn create(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, install, create);
+/// Installs from a local mirror of real distributions: `WSP_BENCH_MIRROR` names a directory of
+/// wheels (`pip download --only-binary=:all: --dest DIR PKG...`), `WSP_BENCH_MIRROR_PACKAGES`
+/// the requirements to install from it, space-separated (their dependencies come from the same
+/// directory). Skipped unless both are set. wsp's venv backend installing with uv against
+/// `uv pip install`, each into a fresh environment, both with uv's warm cache.
+fn mirror(c: &mut Criterion) {
+    let (Ok(links), Ok(packages)) = (
+        std::env::var("WSP_BENCH_MIRROR"),
+        std::env::var("WSP_BENCH_MIRROR_PACKAGES"),
+    ) else {
+        return;
+    };
+    let names: Vec<String> = packages.split_whitespace().map(str::to_owned).collect();
+    let rt = runtime();
+    let info = interpreter(&rt);
+    let uv = find_uv(None).expect("uv is on PATH");
+    let scratch = tempfile::tempdir().expect("a temp dir");
+    let request = json!({"packages": names, "find_links": [links], "no_index": true});
+
+    let mut group = c.benchmark_group("install from a local mirror");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(40));
+    let backend = venv_backend(
+        Installer::Uv(uv.clone()),
+        false,
+        scratch.path().join("seed"),
+    );
+    let fixture = Fixture::for_backend(&backend);
+    let mut client = rt.block_on(fixture.client());
+    group.bench_function("wsp environment/install (venv backend, uv)", |b| {
+        b.iter_custom(|iters| timed_wsp_installs(&rt, &mut client, iters, &request))
+    });
+    let envs = scratch.path().join("envs");
+    group.bench_function("uv pip install --no-index --find-links", |b| {
+        b.iter_custom(|iters| {
+            let make = |root: &Path| uv_venv(&uv, &info.executable, root);
+            let install = |root: &Path| uv_pip_install(&uv, root, &links, &names);
+            timed_installs(&envs, iters, make, install)
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, install, create, mirror);
 criterion_main!(benches);

@@ -98,15 +98,17 @@ pub fn record_sources(root: &Path, source: &InstallSource) -> io::Result<()> {
             .iter()
             .any(|dist| normalize_name(&dist.name) == *name)
     });
-    for dist in &installed {
+    let unrecorded: Vec<&DistInfo> = installed
+        .iter()
+        .filter(|dist| {
+            sources
+                .get(&normalize_name(&dist.name))
+                .is_none_or(|recorded| recorded.version != dist.version)
+        })
+        .collect();
+    for (dist, origin) in unrecorded.iter().zip(origins_of(&unrecorded, source)) {
         let key = normalize_name(&dist.name);
-        if sources
-            .get(&key)
-            .is_some_and(|recorded| recorded.version == dist.version)
-        {
-            continue;
-        }
-        match origin_of(dist, source) {
+        match origin {
             Some(origin) => {
                 let version = dist.version.clone();
                 sources.insert(key, Recorded { version, origin });
@@ -147,6 +149,30 @@ pub(crate) fn dist_infos(root: &Path) -> io::Result<Vec<DistInfo>> {
         }
     }
     Ok(found)
+}
+
+/// [`origin_of`] each of `dists`, in order, on as many threads as there are cores: a wheel
+/// from `find_links` is hashed whole (numpy's is 16 MB).
+fn origins_of(dists: &[&DistInfo], source: &InstallSource) -> Vec<Option<Origin>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per_thread = dists.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let running: Vec<_> = dists
+            .chunks(per_thread)
+            .map(|chunk| {
+                let thread = scope.spawn(move || {
+                    let found: Vec<_> = chunk.iter().map(|dist| origin_of(dist, source)).collect();
+                    found
+                });
+                (chunk.len(), thread)
+            })
+            .collect();
+        // A thread that panicked knew nothing of its chunk; the others stay in step.
+        running
+            .into_iter()
+            .flat_map(|(len, thread)| thread.join().unwrap_or_else(|_| vec![None; len]))
+            .collect()
+    })
 }
 
 fn origin_of(dist: &DistInfo, source: &InstallSource) -> Option<Origin> {
