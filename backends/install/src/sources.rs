@@ -152,26 +152,27 @@ pub(crate) fn dist_infos(root: &Path) -> io::Result<Vec<DistInfo>> {
 }
 
 /// [`origin_of`] each of `dists`, in order, on as many threads as there are cores: a wheel
-/// from `find_links` is hashed whole (numpy's is 16 MB).
+/// from `find_links` is hashed whole (numpy's is 16 MB). The calling thread takes the first
+/// share, so an install of one distribution starts no thread.
 fn origins_of(dists: &[&DistInfo], source: &InstallSource) -> Vec<Option<Origin>> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per_thread = dists.len().div_ceil(threads).max(1);
+    let mut shares = dists.chunks(dists.len().div_ceil(threads).max(1));
+    let Some(first) = shares.next() else {
+        return Vec::new();
+    };
+    let origins_in = |share: &[&DistInfo]| -> Vec<Option<Origin>> {
+        share.iter().map(|dist| origin_of(dist, source)).collect()
+    };
     std::thread::scope(|scope| {
-        let running: Vec<_> = dists
-            .chunks(per_thread)
-            .map(|chunk| {
-                let thread = scope.spawn(move || {
-                    let found: Vec<_> = chunk.iter().map(|dist| origin_of(dist, source)).collect();
-                    found
-                });
-                (chunk.len(), thread)
-            })
+        let others: Vec<_> = shares
+            .map(|share| (share.len(), scope.spawn(move || origins_in(share))))
             .collect();
-        // A thread that panicked knew nothing of its chunk; the others stay in step.
-        running
-            .into_iter()
-            .flat_map(|(len, thread)| thread.join().unwrap_or_else(|_| vec![None; len]))
-            .collect()
+        let mut origins = origins_in(first);
+        // A thread that panicked knew nothing of its share; the others stay in step.
+        for (len, thread) in others {
+            origins.extend(thread.join().unwrap_or_else(|_| vec![None; len]));
+        }
+        origins
     })
 }
 

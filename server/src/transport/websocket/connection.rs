@@ -300,15 +300,16 @@ impl Sink<Bytes> for Outbound {
                 .is_none_or(|sender| sender.is_closed())
         };
         if writer_gone() {
-            return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
+            return Poll::Ready(Err(gone(())));
         }
         if self.queued.has_room() {
             return Poll::Ready(Ok(()));
         }
         self.queued.room.register(cx.waker());
-        match self.queued.has_room() || writer_gone() {
-            true => Poll::Ready(Ok(())),
-            false => Poll::Pending,
+        if self.queued.has_room() || writer_gone() {
+            Poll::Ready(Ok(()))
+        } else {
+            Poll::Pending
         }
     }
 
