@@ -65,6 +65,26 @@ pub fn python3_infos() -> Vec<InterpreterInfo> {
     pyenv_pythons("3.").iter().map(|exe| query(exe)).collect()
 }
 
+/// The pyenv Python 3s at which `ensurepip` changes what it installs, queried: the oldest, the
+/// last that installs setuptools beside pip (3.11), the first that installs pip alone (3.12),
+/// and the newest. (Filling a seed cache costs ~10 CPU-seconds a version.)
+pub fn python3_seeding_boundaries() -> Vec<InterpreterInfo> {
+    let pythons = pyenv_pythons("3.");
+    let is_minor = |exe: &PathBuf, minor: &str| {
+        exe.file_name()
+            .is_some_and(|name| name.to_string_lossy() == format!("python3.{minor}"))
+    };
+    let mut chosen: Vec<&PathBuf> = pythons.first().into_iter().collect();
+    chosen.extend(
+        pythons
+            .iter()
+            .filter(|exe| is_minor(exe, "11") || is_minor(exe, "12")),
+    );
+    chosen.extend(pythons.last());
+    chosen.dedup();
+    chosen.into_iter().map(|exe| query(exe)).collect()
+}
+
 /// The pyenv interpreter `X.Y`, queried.
 pub fn python(minor_version: &str) -> InterpreterInfo {
     let exe = pyenv_pythons(minor_version)
