@@ -3,7 +3,7 @@
 # every case on every server, interleaved (case 1 on each server, case 2 on each server, ...,
 # all of it REPEAT times), and prints the markdown table of medians with ratios to async-lsp.
 #
-# Knobs (environment): REPEAT (3), N (200000), N_LAT (20000), N_LIST (100000), N_NEVER (100000),
+# Knobs (environment): REPEAT (3), CASES (all five, in the order of case_args), N (200000), N_LAT (20000), N_LIST (100000), N_NEVER (100000),
 # SERVERS ("null-peer async-lsp tower-lsp wsp"), TIMEOUT (loadgen --timeout-s, 120),
 # RESULTS (JSON lines, default under /tmp), LOGDIR (servers' stderr, default discarded),
 # WSP_BIN (a prebuilt wsp: skips building it), PEERS_TARGET (/tmp/wsp-peers-target).
@@ -58,7 +58,7 @@ case_args() {
     return 0
 }
 
-CASES="trivial-w64 trivial-w1 list-w64 in-flight-1000 never-read-100k"
+CASES="${CASES:-trivial-w64 trivial-w1 list-w64 in-flight-1000 never-read-100k}"
 : >"$RESULTS"
 failed=0
 for repeat in $(seq 1 "$REPEAT"); do

@@ -6,13 +6,29 @@
 //! `lstat` of the path then tells whether the cached index is still current: same device and
 //! inode (plus size, mtime and ctime, against edits in place by hand) means the same contents.
 //! A commit by another process renames a new file into place, so it is seen at the next lookup.
+//!
+//! A store looked up often (a server's) also watches its directory with inotify
+//! ([`IndexWatch`]). Once an `lstat` has confirmed the cache, later lookups skip the `lstat`
+//! while the watch has queued no event about `index.json`. The kernel queues the event within
+//! the rename (or write) itself, and each lookup reads the queue before it answers, so a
+//! commit that finished before a lookup began is seen by it, as with the `lstat` alone.
+//! Events are read before the `lstat` that confirms, so one that comes in between is read at
+//! the next lookup.
 
 use std::fs::File;
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rustix::fs::Stat;
+use rustix::io::Errno;
 
 use super::index::Index;
+use super::index_watch::{IndexWatch, Seen};
+
+/// Lookups of one store after which it watches its directory. A process that looks a few
+/// times (a CLI command) has no use for the watch, and its exit would wait for the kernel to
+/// free the watch (up to ~20 ms measured here).
+const WATCH_AFTER_LOOKUPS: u32 = 16;
 
 /// What identifies one version of `index.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,7 +61,16 @@ impl Stamp {
 #[derive(Debug)]
 pub(crate) struct IndexCache {
     empty: Arc<Index>,
-    last: Mutex<Option<Cached>>,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    last: Option<Cached>,
+    /// What the last `lstat` of `index.json` found, while the watch has seen nothing about it
+    /// since.
+    confirmed: Option<Confirmed>,
+    watch: Watching,
 }
 
 #[derive(Debug)]
@@ -56,18 +81,39 @@ struct Cached {
     index: Arc<Index>,
 }
 
+#[derive(Debug, Clone, Copy)]
+enum Confirmed {
+    /// No `index.json`: the empty index.
+    Absent,
+    /// `index.json` is the file `last` was read from.
+    Last,
+}
+
+#[derive(Debug)]
+enum Watching {
+    NotYet { lookups: u32 },
+    Active(IndexWatch),
+    Off,
+}
+
+impl Default for Watching {
+    fn default() -> Self {
+        Watching::NotYet { lookups: 0 }
+    }
+}
+
 impl Default for IndexCache {
     fn default() -> Self {
         IndexCache {
             empty: Arc::new(Index::default()),
-            last: Mutex::new(None),
+            state: Mutex::default(),
         }
     }
 }
 
 impl IndexCache {
-    fn last(&self) -> MutexGuard<'_, Option<Cached>> {
-        self.last
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
@@ -77,19 +123,71 @@ impl IndexCache {
         self.empty.clone()
     }
 
-    /// The cached index if it was read from the file `stamp` describes.
-    pub(crate) fn get(&self, stamp: Stamp) -> Option<Arc<Index>> {
-        let last = self.last();
-        let cached = last.as_ref()?;
-        (cached.stamp == stamp).then(|| cached.index.clone())
+    /// The current index if answering needs no read: the watch of `dir` has seen no change
+    /// since the last confirmation, or one `lstat` of `index` finds it missing (the empty
+    /// index) or unchanged since this process last read or wrote it. Cheap enough to call on
+    /// an async thread. `None` means the file must be read.
+    pub(crate) fn current(&self, dir: &Path, index: &Path) -> Option<Arc<Index>> {
+        let mut state = self.state();
+        if !state.watch_saw_no_change(dir) {
+            state.confirmed = None;
+        }
+        match (state.confirmed, &state.last) {
+            (Some(Confirmed::Absent), _) => return Some(self.empty.clone()),
+            (Some(Confirmed::Last), Some(last)) => return Some(last.index.clone()),
+            _ => {}
+        }
+        match rustix::fs::lstat(index) {
+            Ok(stat) => {
+                let stamp = Stamp::of(&stat);
+                let last = state.last.as_ref().filter(|last| last.stamp == stamp)?;
+                let index = last.index.clone();
+                state.confirmed = Some(Confirmed::Last);
+                Some(index)
+            }
+            Err(Errno::NOENT) => {
+                state.confirmed = Some(Confirmed::Absent);
+                Some(self.empty.clone())
+            }
+            Err(_) => None,
+        }
     }
 
     /// Remembers `index` as the contents of `file`, the current `index.json`.
     pub(crate) fn store(&self, file: File, stamp: Stamp, index: Arc<Index>) {
-        *self.last() = Some(Cached {
+        let mut state = self.state();
+        state.last = Some(Cached {
             _file: file,
             stamp,
             index,
         });
+        // Until an `lstat` after the watch's events confirms it: a commit elsewhere may have
+        // come between the read and now.
+        state.confirmed = None;
+    }
+}
+
+impl State {
+    /// Whether the watch is on and has queued no event about `index.json` since the last
+    /// call. Starts the watch at the lookup that makes this store one looked up often.
+    fn watch_saw_no_change(&mut self, dir: &Path) -> bool {
+        match &mut self.watch {
+            Watching::NotYet { lookups } => {
+                *lookups += 1;
+                if *lookups >= WATCH_AFTER_LOOKUPS {
+                    self.watch = IndexWatch::new(dir).map_or(Watching::Off, Watching::Active);
+                }
+                false
+            }
+            Watching::Active(watch) => match watch.drain() {
+                Seen::Nothing => true,
+                Seen::IndexChanged => false,
+                Seen::Broken => {
+                    self.watch = Watching::Off;
+                    false
+                }
+            },
+            Watching::Off => false,
+        }
     }
 }

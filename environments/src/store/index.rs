@@ -56,15 +56,12 @@ pub(crate) struct ReservationEntry {
 }
 
 impl Index {
-    /// The current index if answering needs no read: one `lstat` of `index.json` finds it
-    /// missing (an empty index) or unchanged since this process last read or wrote it. Cheap
+    /// The current index if answering needs no read (see [`IndexCache::current`]). Cheap
     /// enough to call on an async thread. `None` means [`Index::read`] must read the file.
+    ///
+    /// [`IndexCache::current`]: super::cache::IndexCache::current
     pub(crate) fn cached(layout: &Layout) -> Option<Arc<Index>> {
-        match rustix::fs::lstat(&layout.index) {
-            Ok(stat) => layout.cache.get(Stamp::of(&stat)),
-            Err(rustix::io::Errno::NOENT) => Some(layout.cache.empty()),
-            Err(_) => None,
-        }
+        layout.cache.current(&layout.dir, &layout.index)
     }
 
     /// The current index, read without locking unless [`Index::cached`] has it; a missing file

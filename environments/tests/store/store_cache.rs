@@ -111,6 +111,8 @@ async fn rapid_same_size_changes_by_another_handle_are_all_seen() {
 async fn a_commit_by_another_process_is_seen_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("state")).unwrap();
+    // Every round below runs with the store watching its directory.
+    list_often(&store).await;
     assert!(store.list().await.unwrap().is_empty());
     let mut child = child_entry("store_cache::child_process_entry")
         .env(ROLE, store.dir())
@@ -138,7 +140,7 @@ async fn a_commit_by_another_process_is_seen_at_once() {
 }
 
 #[tokio::test]
-async fn list_of_an_unchanged_store_reads_no_file() {
+async fn list_of_an_unchanged_store_opens_no_file() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("state")).unwrap();
     let empty = Store::open(&dir.path().join("empty")).unwrap();
@@ -147,25 +149,53 @@ async fn list_of_an_unchanged_store_reads_no_file() {
     }
     for (what, store) in [("empty", &empty), ("10 environments", &store)] {
         store.list().await.unwrap();
-        let rounds = 10_000;
-        let before = read_syscalls();
-        for _ in 0..rounds {
+        let watch = watch_opens(store.dir());
+        for _ in 0..10_000 {
             store.list().await.unwrap();
         }
-        let reads = read_syscalls() - before;
-        // A read and parse of the index per call would be at least `rounds` reads.
-        assert!(
-            reads < rounds / 10,
-            "{what}: {reads} reads for {rounds} lists"
-        );
+        assert_eq!(opened(&watch), Vec::<String>::new(), "{what}");
     }
 }
 
-/// The `read`-like system calls this process has made (`syscr` of `/proc/self/io`).
-fn read_syscalls() -> u64 {
-    let io = std::fs::read_to_string("/proc/self/io").expect("/proc/self/io");
-    io.lines()
-        .find_map(|line| line.strip_prefix("syscr:"))
-        .and_then(|count| count.trim().parse().ok())
-        .expect("a syscr line")
+/// Lists often enough that the store watches its directory instead of checking `index.json`
+/// at each lookup.
+async fn list_often(store: &Store) {
+    for _ in 0..100 {
+        store.list().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn an_edit_in_place_by_hand_is_seen_by_a_store_listed_often() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("state")).unwrap();
+    let record = create(&store, "before").await;
+    list_often(&store).await;
+    assert_eq!(store.list().await.unwrap()[0].name, "before");
+    // Same length, same mtime: only the edit itself tells.
+    let index = store.dir().join("index.json");
+    let modified = std::fs::metadata(&index).unwrap().modified().unwrap();
+    let text = std::fs::read_to_string(&index).unwrap();
+    assert!(text.contains("\"before\""), "{text}");
+    std::fs::write(&index, text.replace("\"before\"", "\"edited\"")).unwrap();
+    let file = std::fs::File::options().write(true).open(&index).unwrap();
+    file.set_modified(modified).unwrap();
+    drop(file);
+    let listed = store.list().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (listed[0].id.as_str(), listed[0].name.as_str()),
+        (record.id.as_str(), "edited")
+    );
+}
+
+#[tokio::test]
+async fn removing_the_index_by_hand_is_seen_by_a_store_listed_often() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("state")).unwrap();
+    create(&store, "listed").await;
+    list_often(&store).await;
+    assert_eq!(store.list().await.unwrap().len(), 1);
+    std::fs::remove_file(store.dir().join("index.json")).unwrap();
+    assert!(store.list().await.unwrap().is_empty());
 }
