@@ -209,8 +209,8 @@ impl std::ops::Deref for Listing {
     }
 }
 
-/// The current index: the cached one if `index.json` is unchanged (one `lstat` or watch read on this
-/// thread), else read off the async threads.
+/// The current index: the cached one if `index.json` is unchanged (one `lstat`, or one read
+/// of the watch, on this thread), else read off the async threads.
 async fn current_index(layout: &Arc<Layout>) -> Result<Arc<Index>, StoreError> {
     if let Some(index) = Index::cached(layout) {
         return Ok(index);
