@@ -92,28 +92,38 @@ pub struct CondaBackend {
 }
 
 impl CondaBackend {
-    /// A backend with the given configuration. Nothing is contacted until the first request.
-    ///
-    /// The first backend made in a process also builds rayon's global pool (where rattler
-    /// links files) with a panic handler, so that a panic there fails one request instead of
-    /// aborting the process.
+    /// A backend with the given configuration. Nothing is contacted, and nothing started,
+    /// until the first request.
     pub fn new(config: CondaConfig) -> Self {
-        link::contain_rayon_panics();
-        #[cfg(feature = "https")]
-        {
-            // Fails only when a provider is installed already, which is as good.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
         CondaBackend { config }
+    }
+
+    /// What the first request of any conda backend in a process sets up, once: rayon's global
+    /// pool (where rattler links files) with a panic handler, so that a panic there fails one
+    /// request instead of aborting the process, and rustls' crypto provider. Not at
+    /// construction: a server that never serves a conda request starts no pool threads and
+    /// maps none of that code.
+    fn started(&self) {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            link::contain_rayon_panics();
+            #[cfg(feature = "https")]
+            {
+                // Fails only when a provider is installed already, which is as good.
+                let _ = rustls::crypto::ring::default_provider().install_default();
+            }
+        });
     }
 }
 
 impl Backend for CondaBackend {
     async fn provision(&self, request: ProvisionRequest) -> Result<Provisioned, BackendError> {
+        self.started();
         provision::provision(&self.config, &request).await
     }
 
     async fn describe(&self, request: DescribeRequest) -> Result<Description, BackendError> {
+        self.started();
         describe::describe(&request.root).await
     }
 
@@ -122,20 +132,24 @@ impl Backend for CondaBackend {
         &self,
         request: ResolveRequest,
     ) -> Result<Option<ResolvedInterpreter>, BackendError> {
+        self.started();
         provision::resolve(&self.config, &request).await
     }
 
     /// Runs a command with the prefix activated.
     async fn run(&self, request: RunRequest) -> Result<ExecuteResult, BackendError> {
+        self.started();
         let activation = activation::activate(&self.config, &request.root).await;
         wsp_exec::run(RunSpec::for_request(&activation, &request)).await
     }
 
     async fn install(&self, request: InstallRequest) -> Result<(), BackendError> {
+        self.started();
         install::install(&self.config, &request).await
     }
 
     async fn uninstall(&self, request: UninstallRequest) -> Result<(), BackendError> {
+        self.started();
         install::uninstall(&self.config, &request).await
     }
 
@@ -147,10 +161,12 @@ impl Backend for CondaBackend {
     /// An `@EXPLICIT` spec of the prefix's records (`lock-unsupported` when pip installed
     /// into it).
     async fn lock(&self, request: LockRequest) -> Result<wsp_protocol::Lock, BackendError> {
+        self.started();
         lock::lock(&request.root).await
     }
 
     async fn install_lock(&self, request: LockInstallRequest) -> Result<(), BackendError> {
+        self.started();
         lock::install_lock(&self.config, &request).await
     }
 }

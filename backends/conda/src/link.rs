@@ -286,23 +286,18 @@ fn panic_message(error: tokio::task::JoinError) -> String {
 }
 
 /// Makes a panic in a task on rayon's global pool (where rattler links files) a logged error,
-/// not an abort of the whole process: the task's caller then sees it cancelled. Set once per
+/// not an abort of the whole process: the task's caller then sees it cancelled. Called once per
 /// process, before the pool's first use; a pool built already is left as it is, with a warning.
 pub(crate) fn contain_rayon_panics() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let built = rayon::ThreadPoolBuilder::new()
-            .panic_handler(|payload| {
-                let message = payload_message(payload.as_ref());
-                tracing::error!("a conda linking task panicked: {message}");
-            })
-            .build_global();
-        if let Err(error) = built {
-            tracing::warn!(
-                "rayon's global pool was built already, so a panic in it aborts: {error}"
-            );
-        }
-    });
+    let built = rayon::ThreadPoolBuilder::new()
+        .panic_handler(|payload| {
+            let message = payload_message(payload.as_ref());
+            tracing::error!("a conda linking task panicked: {message}");
+        })
+        .build_global();
+    if let Err(error) = built {
+        tracing::warn!("rayon's global pool was built already, so a panic in it aborts: {error}");
+    }
 }
 
 /// The message a panic carried.
