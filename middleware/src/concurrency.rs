@@ -136,8 +136,6 @@ where
                 future: self.inner.call(request),
                 permit: None,
                 waiting: None,
-                passage: None,
-                held: None,
             };
         }
         match self.permits.clone().try_acquire_owned() {
@@ -145,17 +143,17 @@ where
                 future: self.inner.call(request),
                 permit: Some(permit),
                 waiting: None,
-                passage: None,
-                held: None,
             },
             Err(_) => {
                 let held = self.waiting.hold(request_bytes(&request));
                 ResponseFuture {
                     future: self.inner.call(request),
                     permit: None,
-                    waiting: Some(PollSemaphore::new(self.permits.clone())),
-                    passage: Some(Passage::through(&self.gate)),
-                    held: Some(held),
+                    waiting: Some(Box::new(Waiting {
+                        slots: Some(PollSemaphore::new(self.permits.clone())),
+                        passage: Passage::through(&self.gate),
+                        _held: held,
+                    })),
                 }
             }
         }
@@ -179,12 +177,19 @@ pub struct ResponseFuture<F> {
     #[pin]
     future: F,
     permit: Option<OwnedSemaphorePermit>,
-    waiting: Option<PollSemaphore>,
+    /// Only for a request that found every slot taken: boxed, so that the future of every
+    /// other request (moved by each layer above this one) stays small.
+    waiting: Option<Box<Waiting>>,
+}
+
+struct Waiting {
+    /// `None` once the permit is taken.
+    slots: Option<PollSemaphore>,
     /// The start gate, passed after the slot is taken (so requests that got their slots while
     /// the answers were taken still wait once they are not).
-    passage: Option<Passage>,
+    passage: Passage,
     /// The request's share of the queue while it waits.
-    held: Option<Held>,
+    _held: Held,
 }
 
 impl<F> std::fmt::Debug for ResponseFuture<F> {
@@ -203,18 +208,15 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        if this.permit.is_none() {
-            if let Some(waiting) = this.waiting.as_mut() {
+        if let Some(waiting) = this.waiting.as_mut() {
+            if let Some(slots) = waiting.slots.as_mut() {
                 // The semaphore is never closed, so `None` cannot happen; it would only mean
                 // running without a permit.
-                *this.permit = std::task::ready!(waiting.poll_acquire(cx));
+                *this.permit = std::task::ready!(slots.poll_acquire(cx));
+                waiting.slots = None;
             }
+            std::task::ready!(waiting.passage.poll_pass(cx));
             *this.waiting = None;
-        }
-        if let Some(passage) = this.passage.as_mut() {
-            std::task::ready!(passage.poll_pass(cx));
-            *this.passage = None;
-            *this.held = None;
         }
         let output = std::task::ready!(this.future.poll(cx));
         this.permit.take();

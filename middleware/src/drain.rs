@@ -263,9 +263,9 @@ pub struct ResponseFuture<F> {
     #[pin]
     inner: Option<F>,
     /// Made the first time the inner future is pending: a request answered at once never
-    /// touches the cancellation token.
-    #[pin]
-    cancelled: Option<WaitForCancellationFutureOwned>,
+    /// touches the cancellation token. Boxed, so that the future of every request (moved by
+    /// each layer above this one) stays small.
+    cancelled: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
     id: Option<Id>,
     guard: Option<InFlight>,
 }
@@ -291,11 +291,11 @@ where
         if this.cancelled.is_none() {
             if let Some(guard) = this.guard.as_ref() {
                 let token = guard.shared.cancel.clone();
-                this.cancelled.set(Some(token.cancelled_owned()));
+                *this.cancelled = Some(Box::pin(token.cancelled_owned()));
             }
         }
-        if let Some(cancelled) = this.cancelled.as_mut().as_pin_mut() {
-            std::task::ready!(cancelled.poll(cx));
+        if let Some(cancelled) = this.cancelled.as_mut() {
+            std::task::ready!(cancelled.as_mut().poll(cx));
         }
         this.inner.set(None);
         if let Some(guard) = this.guard.take() {
