@@ -120,9 +120,15 @@ where
 }
 
 fn record_outcome(span: &Span, started: Instant, response: &Response) {
+    let code = response.error_code();
+    // A success under the default filter (span and debug events off) records nothing, so it
+    // does not read the clock again.
+    if code.is_none() && span.is_disabled() && !tracing::enabled!(tracing::Level::DEBUG) {
+        return;
+    }
     let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
     span.record("duration_ms", duration_ms);
-    match response.error_code() {
+    match code {
         None => {
             span.record("outcome", "ok");
             tracing::debug!(duration_ms, outcome = "ok", "request completed");

@@ -10,6 +10,7 @@ use tower::Layer;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id as SpanId, Record};
 use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 use wsp_middleware::TraceLayer;
@@ -70,8 +71,14 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<S> for Re
 }
 
 async fn traced(request: Request, answer: Response) -> Seen {
+    traced_under(LevelFilter::TRACE, request, answer).await
+}
+
+async fn traced_under(filter: LevelFilter, request: Request, answer: Response) -> Seen {
     let recorder = Recorder::default();
-    let subscriber = tracing_subscriber::registry().with(recorder.clone());
+    let subscriber = tracing_subscriber::registry()
+        .with(filter)
+        .with(recorder.clone());
     let _default = tracing::subscriber::set_default(subscriber);
     let handler = tower::service_fn(move |_: wsp_middleware::Call| {
         let answer = answer.clone();
@@ -144,4 +151,25 @@ async fn an_error_records_its_code_and_level() {
         assert_eq!(completions[0].1["code"], code);
         assert_eq!(completions[0].2, Some(span));
     }
+}
+
+#[tokio::test]
+async fn under_the_default_filter_a_success_logs_nothing_and_an_internal_error_its_duration() {
+    let seen = traced_under(
+        LevelFilter::WARN,
+        request(9, "fine", None),
+        Response::ok(9.into(), json!(1)),
+    )
+    .await;
+    assert!(seen.spans.is_empty() && seen.events.is_empty());
+    let seen = traced_under(
+        LevelFilter::WARN,
+        request(10, "broken", None),
+        Response::error("x".into(), error::internal_error("boom")),
+    )
+    .await;
+    assert_eq!(seen.events.len(), 1);
+    let (level, fields, _) = &seen.events[0];
+    assert_eq!(*level, Level::WARN);
+    assert!(fields["duration_ms"].parse::<f64>().expect("a number") >= 0.0);
 }
