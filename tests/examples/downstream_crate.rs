@@ -44,9 +44,31 @@ wsp-server = {{ path = "{server}" }}
 tokio = {{ version = "1", features = ["macros", "rt"] }}
 
 [workspace]
-"#,
+
+{profile}"#,
         server = path("server"),
+        profile = dev_profile(root),
     )
+}
+
+/// The workspace's `[profile.dev…]` sections, as its manifest writes them: with the same
+/// profile, the dependencies that the workspace's build compiled with the same features are
+/// reused instead of compiled again with other debug settings.
+fn dev_profile(root: &Path) -> String {
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("the manifest");
+    let mut profile = String::new();
+    let mut inside = false;
+    for line in manifest.lines() {
+        if line.starts_with('[') {
+            inside = line.starts_with("[profile.dev]") || line.starts_with("[profile.dev.");
+        }
+        if inside {
+            profile.push_str(line);
+            profile.push('\n');
+        }
+    }
+    assert!(profile.contains("[profile.dev]"), "{manifest}");
+    profile
 }
 
 fn cargo() -> Command {

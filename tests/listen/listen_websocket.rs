@@ -5,18 +5,17 @@
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::TcpStream;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 
+use crate::serve_listening::serve_listening;
 use crate::unix_peer::cli;
 
 const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
@@ -73,46 +72,10 @@ pub(crate) async fn start_at(
     env: &[(&str, &str)],
     later: Arc<Mutex<String>>,
 ) -> Result<(Child, u16, String), String> {
-    let listening = format!(
-        "listening on {}",
-        address.strip_suffix('0').unwrap_or(address)
-    );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wsp"))
-        .arg("serve")
-        .arg("--state-dir")
-        .arg(state_dir)
-        .args(["--listen", address])
-        .args(extra)
-        .env_remove("WSP_TOKEN")
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("wsp serve starts");
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let mut log = String::new();
-    loop {
-        let line = tokio::time::timeout(PATIENCE, lines.next_line())
-            .await
-            .expect("a line in time")
-            .expect("stderr");
-        let Some(line) = line else { return Err(log) };
-        log.push_str(&format!("{line}\n"));
-        if let Some(port) = line.strip_prefix(&listening) {
-            let port = port.parse().expect("a port");
-            let rest = Arc::clone(&later);
-            tokio::spawn(async move {
-                while let Ok(Some(line)) = lines.next_line().await {
-                    let mut rest = rest.lock().expect("the log");
-                    rest.push_str(&line);
-                    rest.push('\n');
-                }
-            });
-            return Ok((child, port, log));
-        }
-    }
+    let prefix = address.strip_suffix('0').unwrap_or(address);
+    let listening = serve_listening(state_dir, address, prefix, extra, env, Some(later)).await?;
+    let port = listening.rest.parse().expect("a port");
+    Ok((listening.child, port, listening.log))
 }
 
 pub(crate) async fn connect(

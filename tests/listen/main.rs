@@ -15,5 +15,6 @@ mod large_answers;
 mod listen;
 mod listen_crash;
 mod listen_websocket;
+mod serve_listening;
 mod unix_peer;
 mod ws_refusals;

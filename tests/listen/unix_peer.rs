@@ -8,13 +8,14 @@ use std::process::Stdio;
 use futures::StreamExt;
 use rustix::process::{kill_process, Pid, Signal};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::UnixStream;
 use tokio::process::{Child, Command};
 use tokio_util::codec::FramedRead;
 use wsp_server::codec::{Frame, FrameCodec};
 
+use crate::serve_listening::serve_listening;
 use crate::support::{frame, initialize, request, PATIENCE};
 
 /// A `wsp serve --listen` process; its socket is bound once this exists.
@@ -75,36 +76,10 @@ pub(crate) async fn spawn_listening(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> Result<Child, String> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wsp"))
-        .arg("serve")
-        .arg("--state-dir")
-        .arg(state_dir)
-        .arg("--listen")
-        .arg(format!("unix:{}", socket.display()))
-        .args(extra)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("wsp serve starts");
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let expected = format!("listening on unix:{}", socket.display());
-    let mut log = String::new();
-    loop {
-        let line = tokio::time::timeout(PATIENCE, lines.next_line())
-            .await
-            .expect("a line in time")
-            .expect("stderr");
-        match line {
-            Some(line) if line == expected => break,
-            Some(line) => log.push_str(&format!("{line}\n")),
-            None => return Err(log),
-        }
-    }
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    Ok(child)
+    let address = format!("unix:{}", socket.display());
+    let listening = serve_listening(state_dir, &address, &address, extra, env, None).await?;
+    assert_eq!(listening.rest, "", "{}", listening.log);
+    Ok(listening.child)
 }
 
 /// One client connection.
