@@ -97,6 +97,21 @@ fn uv_pip_install(uv: &Path, root: &Path, links: &str, names: &[String]) {
     )
 }
 
+/// `uv pip install` of `names` from `links` ([`timed_installs`]), each into a fresh `uv venv`
+/// of `python`.
+fn timed_uv_installs(
+    base: &Path,
+    iters: u64,
+    uv: &Path,
+    python: &Path,
+    links: &str,
+    names: &[String],
+) -> Duration {
+    let make = |root: &Path| uv_venv(uv, python, root);
+    let install = |root: &Path| uv_pip_install(uv, root, links, names);
+    timed_installs(base, iters, make, install)
+}
+
 /// Times `install` into a fresh environment made by `make` each iteration.
 fn timed_installs(
     base: &Path,
@@ -178,9 +193,7 @@ fn install(c: &mut Criterion) {
     let envs = scratch.path().join("envs");
     group.bench_function("uv pip install --no-index --find-links", |b| {
         b.iter_custom(|iters| {
-            let make = |root: &Path| uv_venv(&uv, &info.executable, root);
-            let install = |root: &Path| uv_pip_install(&uv, root, &links_text, &names);
-            timed_installs(&envs, iters, make, install)
+            timed_uv_installs(&envs, iters, &uv, &info.executable, &links_text, &names)
         })
     });
     let seeded = VenvOptions {
@@ -309,9 +322,7 @@ fn mirror(c: &mut Criterion) {
     let envs = scratch.path().join("envs");
     group.bench_function("uv pip install --no-index --find-links", |b| {
         b.iter_custom(|iters| {
-            let make = |root: &Path| uv_venv(&uv, &info.executable, root);
-            let install = |root: &Path| uv_pip_install(&uv, root, &links, &names);
-            timed_installs(&envs, iters, make, install)
+            timed_uv_installs(&envs, iters, &uv, &info.executable, &links, &names)
         })
     });
     group.finish();
