@@ -73,7 +73,16 @@ pub(crate) async fn start_at(
     later: Arc<Mutex<String>>,
 ) -> Result<(Child, u16, String), String> {
     let prefix = address.strip_suffix('0').unwrap_or(address);
-    let listening = serve_listening(state_dir, address, prefix, extra, env, Some(later)).await?;
+    let listening = serve_listening(
+        state_dir,
+        address,
+        prefix,
+        extra,
+        env,
+        Some(later),
+        PATIENCE,
+    )
+    .await?;
     let port = listening.rest.parse().expect("a port");
     Ok((listening.child, port, listening.log))
 }

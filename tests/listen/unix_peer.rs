@@ -77,7 +77,8 @@ pub(crate) async fn spawn_listening(
     env: &[(&str, &str)],
 ) -> Result<Child, String> {
     let address = format!("unix:{}", socket.display());
-    let listening = serve_listening(state_dir, &address, &address, extra, env, None).await?;
+    let listening =
+        serve_listening(state_dir, &address, &address, extra, env, None, PATIENCE).await?;
     assert_eq!(listening.rest, "", "{}", listening.log);
     Ok(listening.child)
 }

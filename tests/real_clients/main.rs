@@ -18,6 +18,8 @@
 //! A missing client is skipped with a message, except in CI, where it is a failure.
 
 mod browser;
+#[path = "../listen/serve_listening.rs"]
+mod serve_listening;
 mod sockets;
 mod stdio;
 

@@ -7,12 +7,13 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::process::{Output, Stdio};
+use std::sync::{Arc, Mutex};
 
 use rustix::process::{kill_process, Pid, Signal};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
+use crate::serve_listening::serve_listening;
 use crate::{
     assert_every_answer_right, client_output, clients_dir, environments_left,
     node_packages_installed, CLIENT_DEADLINE,
@@ -24,8 +25,11 @@ pub(crate) struct Listening {
     /// Where it listens, as its `listening on` line says: `unix:PATH` or `ws://HOST:PORT`.
     pub(crate) address: String,
     pub(crate) state_dir: PathBuf,
-    /// Its stderr, read to the end.
-    log: JoinHandle<String>,
+    /// Its stderr up to its `listening on` line, and (`later`) what it wrote after, read to
+    /// the end once `stderr_read` is done.
+    log: String,
+    later: Arc<Mutex<String>>,
+    stderr_read: JoinHandle<()>,
     _dir: tempfile::TempDir,
 }
 
@@ -47,47 +51,25 @@ impl Listening {
 
     async fn start(dir: tempfile::TempDir, listen: &str, extra: &[&str]) -> Listening {
         let state_dir = dir.path().join("state");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wsp"))
-            .arg("serve")
-            .arg("--state-dir")
-            .arg(&state_dir)
-            .args(["--listen", listen])
-            .args(extra)
-            .env_remove("WSP_TOKEN")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("wsp serve starts");
-        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-        let mut log = String::new();
-        let address = loop {
-            let line = tokio::time::timeout(CLIENT_DEADLINE, lines.next_line())
-                .await
-                .expect("the server says where it listens in time")
-                .expect("stderr");
-            let Some(line) = line else {
-                panic!("the server exited before listening:\n{log}");
-            };
-            log.push_str(&line);
-            log.push('\n');
-            if let Some(address) = line.strip_prefix("listening on ") {
-                break address.to_owned();
-            }
-        };
-        let log = tokio::spawn(async move {
-            while let Ok(Some(line)) = lines.next_line().await {
-                log.push_str(&line);
-                log.push('\n');
-            }
-            log
-        });
+        let later = Arc::new(Mutex::new(String::new()));
+        let started = serve_listening(
+            &state_dir,
+            listen,
+            "",
+            extra,
+            &[],
+            Some(Arc::clone(&later)),
+            CLIENT_DEADLINE,
+        )
+        .await
+        .unwrap_or_else(|log| panic!("the server exited before listening:\n{log}"));
         Listening {
-            child,
-            address,
+            child: started.child,
+            address: started.rest,
             state_dir,
-            log,
+            log: started.log,
+            later,
+            stderr_read: started.stderr_read,
             _dir: dir,
         }
     }
@@ -106,8 +88,13 @@ impl Listening {
             .await
             .expect("the server exits in time")
             .expect("wait");
-        let log = self.log.await.unwrap_or_default();
-        let context = format!("\nserver log:\n{log}");
+        let _ = self.stderr_read.await;
+        let later = self
+            .later
+            .lock()
+            .map(|later| later.clone())
+            .unwrap_or_default();
+        let context = format!("\nserver log:\n{}{later}", self.log);
         assert_every_answer_right(output, what, &context);
         assert!(status.success(), "the server exited {status}{context}");
         let left = environments_left(&self.state_dir);
