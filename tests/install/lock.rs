@@ -1,12 +1,15 @@
 //! `environment/lock` and `environment/create` with `lock` over the real binary, offline from
 //! local wheels: on the venv backend (installing with uv, and with pip) and the uv backend, a
 //! lock recreates an environment with equal `installed_packages`; a tampered hash fails with
-//! `-31004 install-failed` and leaves nothing behind; `lock` with `packages` is `-32602`.
+//! `-31004 install-failed` and leaves nothing behind; `lock` with `packages` is `-32602`. An
+//! environment installed from an index (a simple index served on loopback) is locked with
+//! that index's files and their hashes, and recreated from it.
 
 use serde_json::json;
 
 use crate::install_support::{
-    answer, create_and_lock, environments_on_disk, installed, ok, venv_server, wheels, With,
+    answer, create_and_lock, environments_on_disk, installed, ok, venv_server, wheels,
+    IndexServer, With,
 };
 use crate::support::error_code;
 
@@ -86,6 +89,82 @@ async fn a_lock_recreates_the_environment_offline_and_a_tampered_one_changes_not
         );
         let after = ok(&mut server, 6, "environment/list", json!(null)).await;
         assert_eq!(after, before, "{label}: the index is unchanged");
+        server.finish().await;
+    }
+}
+
+/// The lock's `[[packages]]` entry for `name`.
+fn entry_of(lock: &str, name: &str) -> toml::Value {
+    let table: toml::Table = toml::from_str(lock).expect("the lock is TOML");
+    table["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .find(|package| package["name"].as_str() == Some(name))
+        .unwrap_or_else(|| panic!("no {name} in\n{lock}"))
+        .clone()
+}
+
+#[tokio::test]
+async fn an_index_sourced_lock_lists_the_index_files_with_their_hashes_and_recreates() {
+    for (label, args, with) in SERVERS {
+        let temp = tempfile::tempdir().unwrap();
+        let files = wheels(&temp.path().join("built"));
+        let index = IndexServer::start(&temp.path().join("index"), &files).await;
+        let state = temp.path().join("state");
+        let mut server = venv_server(&state, with, args);
+        server.initialize().await;
+
+        let params = json!({"name": "original", "python_version": "3.12",
+            "packages": ["wsp-beta"], "index_url": index.url});
+        let (original, lock) = create_and_lock(&mut server, params).await;
+        let text = lock["text"].as_str().expect("text");
+        let alpha = entry_of(text, "wsp-alpha");
+        assert_eq!(alpha["version"].as_str(), Some("2.0"), "{label}: {text}");
+        assert_eq!(alpha["index"].as_str(), Some(index.url.as_str()), "{label}");
+        let digest = match with {
+            // uv reports the index's files: here the one wheel of wsp-alpha 2.0.
+            With::Uv => {
+                let wheel = &alpha["wheels"].as_array().expect("wheels")[0];
+                let name = "wsp_alpha-2.0-py3-none-any.whl";
+                assert_eq!(wheel["name"].as_str(), Some(name), "{label}: {text}");
+                let url = wheel["url"].as_str().expect("a url");
+                assert!(url.starts_with("http://127.0.0.1:") && url.ends_with(name), "{url}");
+                let built = files.iter().find(|f| f.ends_with(name)).expect("built");
+                let digest = wsp_install::sources::sha256_of(built).unwrap();
+                assert_eq!(sha256_in(text, name), digest, "{label}");
+                Some(digest)
+            }
+            // Without uv the lock names the index and the version alone.
+            With::Pip => {
+                assert!(alpha.get("wheels").is_none(), "{label}: {text}");
+                None
+            }
+        };
+
+        let params = json!({"name": "again", "python_version": "3.12", "lock": lock});
+        let again = answer(&mut server, 3, "environment/create", params).await;
+        assert_eq!(
+            installed(&again["result"]),
+            installed(&original),
+            "{label}: {again}"
+        );
+
+        if let Some(digest) = digest {
+            let before = ok(&mut server, 4, "environment/list", json!(null)).await;
+            let wrong = if digest.starts_with('0') { "1" } else { "0" };
+            let tampered = text.replace(&digest, &format!("{wrong}{}", &digest[1..]));
+            let params = json!({"name": "tampered", "python_version": "3.12",
+                "lock": {"format": "pylock.toml", "text": tampered}});
+            let refused = answer(&mut server, 5, "environment/create", params).await;
+            assert_eq!(error_code(&refused), -31004, "{label}: {refused}");
+            assert_eq!(refused["error"]["data"]["reason"], "install-failed");
+            let detail = refused["error"]["data"]["detail"].to_string();
+            assert!(detail.to_lowercase().contains("hash mismatch"), "{label}: {detail}");
+            assert_eq!(environments_on_disk(&state), 2, "{label}: nothing left");
+            let after = ok(&mut server, 6, "environment/list", json!(null)).await;
+            assert_eq!(after, before, "{label}: the index is unchanged");
+        }
         server.finish().await;
     }
 }

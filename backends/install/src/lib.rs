@@ -23,6 +23,7 @@ mod command;
 mod confine;
 mod external_pip;
 mod helper;
+mod index_files;
 mod lock;
 mod lock_install;
 mod output;

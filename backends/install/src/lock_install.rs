@@ -4,8 +4,9 @@
 //! An install from a lock checks before the installer starts that every local file the lock
 //! names exists and has the SHA-256 the lock gives; then the installer gets one requirement
 //! per distribution, each a direct reference to its file (`name @ file:///...`) or an exact
-//! pin (`name==version`), with `--no-deps`, and, for the ones that carry a hash,
-//! `--require-hashes` (so a remote file is checked by the installer as it is fetched). What
+//! pin (`name==version`, from the lock's index), with `--no-deps`, and, for the ones that carry
+//! hashes, `--require-hashes` (so a remote file is checked by the installer as it is fetched:
+//! an index-sourced pin accepts only a file with one of the hashes the lock lists). What
 //! the environment held before that the lock does not name is uninstalled, and the result
 //! must be exactly the lock's distributions at the lock's versions. Any mismatch is
 //! `install-failed`; the server then deletes the new environment.
@@ -18,30 +19,56 @@ use wsp_backend::{BackendError, LockInstallRequest, UninstallRequest};
 use wsp_exec::Activation;
 use wsp_protocol::{FailureReason, Lock, LockFormat};
 
+use crate::index_files::{index_files, IndexSourced};
 use crate::packages::{installed_packages, normalize_name};
 use crate::pylock::{Locked, LockedSource};
-use crate::sources::{read_sources, record_sources, sha256_of};
+use crate::sources::{read_sources, record_sources, sha256_of, Origin};
 use crate::{InstallSource, Installer};
 
 fn failed(detail: impl std::fmt::Display) -> BackendError {
     BackendError::failed(FailureReason::InstallFailed, detail)
 }
 
-/// The `pylock.toml` of the venv at `root`: its distributions and where each came from.
-pub async fn lock(root: &Path) -> Result<Lock, BackendError> {
-    let root = root.to_owned();
-    tokio::task::spawn_blocking(move || {
-        let installed = installed_packages(&root).map_err(|e| {
+/// The `pylock.toml` of the venv at `root`: its distributions and where each came from. With
+/// a `uv`, a distribution from an index also lists the files that index offers for its
+/// version, with their hashes ([`crate::index_files`]).
+pub async fn lock(root: &Path, uv: Option<&Path>) -> Result<Lock, BackendError> {
+    let read_root = root.to_owned();
+    let (installed, sources) = tokio::task::spawn_blocking(move || {
+        let installed = installed_packages(&read_root).map_err(|e| {
             BackendError::caused_by(FailureReason::DescribeFailed, "reading the packages", e)
         })?;
-        let text = crate::pylock::write(&installed, &read_sources(&root));
-        Ok(Lock {
-            format: LockFormat::Pylock,
-            text,
-        })
+        Ok::<_, BackendError>((installed, read_sources(&read_root)))
     })
     .await
-    .map_err(|e| BackendError::caused_by(FailureReason::DescribeFailed, "locking", e))?
+    .map_err(|e| BackendError::caused_by(FailureReason::DescribeFailed, "locking", e))??;
+    let index_sourced: Vec<IndexSourced> = installed
+        .iter()
+        .filter_map(|package| {
+            let recorded = sources.get(&normalize_name(&package.name))?;
+            match &recorded.origin {
+                Origin::Index { url } if recorded.version == package.version => {
+                    Some(IndexSourced {
+                        name: package.name.clone(),
+                        version: package.version.clone(),
+                        index: url.clone(),
+                    })
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    let known = match uv {
+        Some(uv) if !index_sourced.is_empty() => {
+            let python = root.join("bin").join("python");
+            index_files(uv, &python, index_sourced).await
+        }
+        _ => Default::default(),
+    };
+    Ok(Lock {
+        format: LockFormat::Pylock,
+        text: crate::pylock::write(&installed, &sources, &known),
+    })
 }
 
 /// Installs exactly what `request.lock` names into the venv at its root with `installer`.
@@ -63,15 +90,12 @@ pub async fn install_lock(
         .await
         .map_err(|e| failed(format!("checking the lock's files: {e}")))??;
     let source = source_for(&locked, &request.source);
-    let (hashed, unhashed): (Vec<&Locked>, Vec<&Locked>) = locked.iter().partition(|l| {
-        matches!(
-            &l.from,
-            LockedSource::File {
-                sha256: Some(_),
-                ..
-            }
-        )
-    });
+    let (hashed, unhashed): (Vec<&Locked>, Vec<&Locked>) =
+        locked.iter().partition(|l| match &l.from {
+            LockedSource::File { sha256, .. } => sha256.is_some(),
+            LockedSource::Index { sha256, .. } => !sha256.is_empty(),
+            LockedSource::Directory(_) | LockedSource::Anywhere => false,
+        });
     for (group, hashes) in [(hashed, true), (unhashed, false)] {
         if group.is_empty() {
             continue;
@@ -136,7 +160,7 @@ fn check_files(locked: &[Locked]) -> Result<(), BackendError> {
 /// The request's sources, with the lock's index when the lock names one and the request none.
 fn source_for(locked: &[Locked], request: &InstallSource) -> InstallSource {
     let index = locked.iter().find_map(|l| match &l.from {
-        LockedSource::Index(url) => Some(url.clone()),
+        LockedSource::Index { url, .. } => Some(url.clone()),
         _ => None,
     });
     InstallSource {
@@ -165,7 +189,10 @@ fn requirement(entry: &Locked) -> String {
             Ok(url) => format!("{} @ {url}", entry.name),
             Err(()) => pin,
         },
-        LockedSource::Index(_) | LockedSource::Anywhere => pin,
+        LockedSource::Index { sha256, .. } => sha256
+            .iter()
+            .fold(pin, |line, hash| format!("{line} --hash=sha256:{hash}")),
+        LockedSource::Anywhere => pin,
     }
 }
 

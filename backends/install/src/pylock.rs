@@ -4,8 +4,12 @@
 //! Each installed distribution is one `[[packages]]` entry with its exact `version`, and:
 //! a wheel it came from as `[[packages.wheels]]` (`path` or `url`, `hashes.sha256`); an sdist as
 //! `[packages.sdist]`; any other archive as `[packages.archive]`; a source tree as
-//! `[packages.directory]`; a distribution from an index as `index`; one whose source is unknown
-//! with neither. Paths are absolute.
+//! `[packages.directory]`; a distribution from an index as `index`, with the files that index
+//! offers for its version and their hashes when they are known ([`crate::index_files`]); one
+//! whose source is unknown with neither. Paths are absolute.
+//!
+//! Read back, an entry with an `index` is installed from that index by its exact version, and
+//! when its files carry hashes, only a file with one of them is accepted.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -19,7 +23,7 @@ const LOCK_VERSION: &str = "1.0";
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-struct Pylock {
+pub(crate) struct Pylock {
     lock_version: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     created_by: Option<String>,
@@ -29,7 +33,7 @@ struct Pylock {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-struct Entry {
+pub(crate) struct Entry {
     name: String,
     version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -46,8 +50,8 @@ struct Entry {
     vcs: Option<toml::Value>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct FileEntry {
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct FileEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -86,15 +90,53 @@ pub enum LockedSource {
     },
     /// A local source tree.
     Directory(String),
-    /// A package index.
-    Index(String),
+    /// A package index, with the SHA-256s (lowercase hex) of the files the lock accepts from
+    /// it; none: any file of that version.
+    Index {
+        /// The index's URL.
+        url: String,
+        /// The accepted files' hashes.
+        sha256: Vec<String>,
+    },
     /// Unknown: whatever the install's own sources offer at that version.
     Anywhere,
 }
 
+/// The files an index offers for one version of a distribution.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexFiles {
+    wheels: Vec<FileEntry>,
+    sdist: Option<FileEntry>,
+}
+
+/// What is known of index files, by normalized name and version.
+pub type KnownIndexFiles = BTreeMap<(String, String), IndexFiles>;
+
+/// The index files a `pylock.toml` (uv's, say) names, by normalized name and version: its
+/// wheels and sdist with a URL and a SHA-256 each; files without either are left out.
+pub(crate) fn index_files_in(text: &str) -> Result<KnownIndexFiles, String> {
+    let lock: Pylock = toml::from_str(text).map_err(|e| format!("not a pylock.toml: {e}"))?;
+    let usable = |file: &FileEntry| file.url.is_some() && file.hashes.contains_key("sha256");
+    Ok(lock
+        .packages
+        .into_iter()
+        .filter_map(|entry| {
+            let version = entry.version?;
+            let wheels: Vec<FileEntry> = entry.wheels.into_iter().filter(usable).collect();
+            let sdist = entry.sdist.filter(usable);
+            let key = (crate::packages::normalize_name(&entry.name), version);
+            (!wheels.is_empty() || sdist.is_some()).then_some((key, IndexFiles { wheels, sdist }))
+        })
+        .collect())
+}
+
 /// The `pylock.toml` of distributions `installed` (name, version), whose origins `sources`
-/// records.
-pub fn write(installed: &[wsp_protocol::Package], sources: &Sources) -> String {
+/// records; an index-sourced one lists the files `index_files` knows for its version.
+pub fn write(
+    installed: &[wsp_protocol::Package],
+    sources: &Sources,
+    index_files: &KnownIndexFiles,
+) -> String {
     let packages = installed
         .iter()
         .map(|package| {
@@ -103,7 +145,14 @@ pub fn write(installed: &[wsp_protocol::Package], sources: &Sources) -> String {
                 .get(&key)
                 .filter(|recorded| recorded.version == package.version)
                 .map(|recorded| &recorded.origin);
-            entry(&package.name, &package.version, origin)
+            let mut entry = entry(&package.name, &package.version, origin);
+            if entry.index.is_some() {
+                if let Some(files) = index_files.get(&(key, package.version.clone())) {
+                    entry.wheels = files.wheels.iter().map(named).collect();
+                    entry.sdist = files.sdist.as_ref().map(named);
+                }
+            }
+            entry
         })
         .collect();
     let lock = Pylock {
@@ -112,6 +161,16 @@ pub fn write(installed: &[wsp_protocol::Package], sources: &Sources) -> String {
         packages,
     };
     toml::to_string(&lock).unwrap_or_default()
+}
+
+/// `file` with its `name` (the last segment of its URL) when it had none.
+fn named(file: &FileEntry) -> FileEntry {
+    let mut file = file.clone();
+    if file.name.is_none() {
+        let last = file.url.as_deref().and_then(|url| url.rsplit('/').next());
+        file.name = last.filter(|name| !name.is_empty()).map(str::to_owned);
+    }
+    file
 }
 
 fn entry(name: &str, version: &str, origin: Option<&Origin>) -> Entry {
@@ -172,6 +231,7 @@ pub fn read(text: &str, base: Option<&Path>) -> Result<Vec<Locked>, String> {
                 .version
                 .clone()
                 .ok_or_else(|| format!("package {} has no version", entry.name))?;
+            check_name_and_version(&entry.name, &version)?;
             Ok(Locked {
                 from: source_of(&entry, base)?,
                 name: entry.name,
@@ -181,12 +241,54 @@ pub fn read(text: &str, base: Option<&Path>) -> Result<Vec<Locked>, String> {
         .collect()
 }
 
+/// A name as PEP 508 spells one, and a version of the characters PEP 440 versions use: what
+/// an installer's requirement line can carry with nothing else in it.
+fn check_name_and_version(name: &str, version: &str) -> Result<(), String> {
+    let name_ok = !name.is_empty()
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if !name_ok {
+        return Err(format!("{name:?} is not a package name"));
+    }
+    let version_ok = !version.is_empty()
+        && version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+' | '!'));
+    if !version_ok {
+        return Err(format!("package {name} has version {version:?}, not a version"));
+    }
+    Ok(())
+}
+
+/// `hash` in lowercase, when it is a SHA-256 in hex.
+fn sha256_hex(name: &str, hash: &str) -> Result<String, String> {
+    if hash.len() == 64 && hash.chars().all(|c| c.is_ascii_hexdigit()) {
+        Ok(hash.to_lowercase())
+    } else {
+        Err(format!("package {name} has sha256 {hash:?}, not 64 hex digits"))
+    }
+}
+
 fn source_of(entry: &Entry, base: Option<&Path>) -> Result<LockedSource, String> {
     if entry.vcs.is_some() {
         return Err(format!(
             "package {} comes from version control, which wsp does not install from a lock",
             entry.name
         ));
+    }
+    if let Some(url) = &entry.index {
+        let files = entry.wheels.iter().chain(entry.sdist.as_ref());
+        let sha256 = files
+            .filter_map(|file| file.hashes.get("sha256"))
+            .map(|hash| sha256_hex(&entry.name, hash))
+            .collect::<Result<_, _>>()?;
+        return Ok(LockedSource::Index {
+            url: url.clone(),
+            sha256,
+        });
     }
     let file = entry
         .wheels
@@ -201,17 +303,18 @@ fn source_of(entry: &Entry, base: Option<&Path>) -> Result<LockedSource, String>
             .ok_or_else(|| format!("a file of package {} has neither path nor url", entry.name))?;
         return Ok(LockedSource::File {
             location,
-            sha256: file.hashes.get("sha256").map(|hash| hash.to_lowercase()),
+            sha256: file
+                .hashes
+                .get("sha256")
+                .map(|hash| sha256_hex(&entry.name, hash))
+                .transpose()?,
         });
     }
     if let Some(directory) = &entry.directory {
         let path = absolute(&directory.path, base);
         return Ok(LockedSource::Directory(path));
     }
-    Ok(match &entry.index {
-        Some(url) => LockedSource::Index(url.clone()),
-        None => LockedSource::Anywhere,
-    })
+    Ok(LockedSource::Anywhere)
 }
 
 fn local_path(file: &FileEntry, base: Option<&Path>) -> Option<String> {
@@ -254,7 +357,7 @@ mod tests {
         let mut sources = Sources::new();
         let origin = Origin::File {
             location: "/w/demo-1.0-py3-none-any.whl".into(),
-            sha256: Some("ab".into()),
+            sha256: Some("ab".repeat(32)),
         };
         let version = "1.0".to_owned();
         sources.insert("demo".into(), Recorded { version, origin });
@@ -262,7 +365,7 @@ mod tests {
         let origin = Origin::Index { url: url.clone() };
         let version = "2.0".to_owned();
         sources.insert("other".into(), Recorded { version, origin });
-        let text = write(&installed, &sources);
+        let text = write(&installed, &sources, &KnownIndexFiles::new());
         assert!(text.contains("lock-version = \"1.0\""), "{text}");
         let locked = read(&text, None).expect("reads back");
         assert_eq!(
@@ -270,13 +373,90 @@ mod tests {
             [
                 LockedSource::File {
                     location: "/w/demo-1.0-py3-none-any.whl".into(),
-                    sha256: Some("ab".into())
+                    sha256: Some("ab".repeat(32))
                 },
-                LockedSource::Index(url),
+                LockedSource::Index {
+                    url,
+                    sha256: vec![]
+                },
                 LockedSource::Anywhere,
             ]
         );
         assert!(read("lock-version = \"2.0\"", None).is_err());
         assert!(read("not toml [", None).is_err());
+    }
+
+    const UV_LOCK: &str = r#"
+lock-version = "1.0"
+created-by = "uv"
+requires-python = ">=3.12"
+
+[[packages]]
+name = "Other"
+version = "2.0"
+sdist = { url = "https://files.example.org/other-2.0.tar.gz", hashes = { sha256 = "CC" } }
+wheels = [
+    { url = "https://files.example.org/other-2.0-py3-none-any.whl", hashes = { sha256 = "DD" } },
+    { url = "https://files.example.org/other-2.0-cp312-none-any.whl", hashes = { md5 = "00" } },
+]
+"#;
+
+    #[test]
+    fn an_index_sourced_entry_lists_the_index_files_and_reads_back_as_their_hashes() {
+        let uv_lock = UV_LOCK.replace("CC", &"c".repeat(64)).replace("DD", &"D".repeat(64));
+        let known = index_files_in(&uv_lock).expect("uv's lock reads");
+        assert_eq!(known.len(), 1);
+        let files = &known[&("other".to_owned(), "2.0".to_owned())];
+        assert_eq!(files.wheels.len(), 1, "the file without a sha256 is left out");
+        let installed = [Package {
+            name: "other".into(),
+            version: "2.0".into(),
+        }];
+        let mut sources = Sources::new();
+        let url = "https://example.org/simple".to_owned();
+        let origin = Origin::Index { url: url.clone() };
+        let version = "2.0".to_owned();
+        sources.insert("other".into(), Recorded { version, origin });
+        let text = write(&installed, &sources, &known);
+        assert!(text.contains("other-2.0-py3-none-any.whl"), "{text}");
+        let locked = read(&text, None).expect("reads back");
+        assert_eq!(
+            locked[0].from,
+            LockedSource::Index {
+                url,
+                sha256: vec!["d".repeat(64), "c".repeat(64)]
+            }
+        );
+        let other_version = [Package {
+            name: "other".into(),
+            version: "2.1".into(),
+        }];
+        let text = write(&other_version, &sources, &known);
+        assert!(!text.contains("files.example.org"), "{text}");
+    }
+
+    #[test]
+    fn names_versions_and_hashes_that_are_not_are_refused() {
+        let entry = |name: &str, version: &str, hash: &str| {
+            format!(
+                "lock-version = \"1.0\"\n[[packages]]\nname = {name:?}\nversion = {version:?}\n\
+                 index = \"https://example.org/simple\"\n\
+                 wheels = [{{ url = \"https://example.org/a.whl\", hashes = {{ sha256 = {hash:?} }} }}]\n"
+            )
+        };
+        let good = "e".repeat(64);
+        assert!(read(&entry("ok.name_1", "1!2.0+local.3", &good), None).is_ok());
+        for (name, version, hash) in [
+            ("x\n--index-url", "1.0", good.as_str()),
+            ("-x", "1.0", &good),
+            ("x", "1.0 ; python_version > '3'", &good),
+            ("x", "1.0\n-r /etc/passwd", &good),
+            ("x", "", &good),
+            ("x", "1.0", "abc"),
+            ("x", "1.0", &format!("{}\n", &good[1..])),
+        ] {
+            let refused = read(&entry(name, version, hash), None);
+            assert!(refused.is_err(), "{name:?} {version:?} {hash:?}: {refused:?}");
+        }
     }
 }

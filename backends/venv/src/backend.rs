@@ -170,7 +170,11 @@ impl Backend for VenvBackend {
     }
 
     async fn lock(&self, request: LockRequest) -> Result<wsp_protocol::Lock, BackendError> {
-        wsp_install::lock(&request.root).await
+        let uv = match &self.installer {
+            Installer::Uv(uv) => Some(uv.as_path()),
+            Installer::Pip | Installer::ExternalPip(_) => None,
+        };
+        wsp_install::lock(&request.root, uv).await
     }
 
     async fn install_lock(&self, request: LockInstallRequest) -> Result<(), BackendError> {
