@@ -8,8 +8,8 @@
 use serde_json::json;
 
 use crate::install_support::{
-    answer, create_and_lock, environments_on_disk, installed, ok, venv_server, wheels,
-    IndexServer, With,
+    answer, create_and_lock, environments_on_disk, installed, ok, venv_server, wheels, IndexServer,
+    With,
 };
 use crate::support::error_code;
 
@@ -129,7 +129,10 @@ async fn an_index_sourced_lock_lists_the_index_files_with_their_hashes_and_recre
                 let name = "wsp_alpha-2.0-py3-none-any.whl";
                 assert_eq!(wheel["name"].as_str(), Some(name), "{label}: {text}");
                 let url = wheel["url"].as_str().expect("a url");
-                assert!(url.starts_with("http://127.0.0.1:") && url.ends_with(name), "{url}");
+                assert!(
+                    url.starts_with("http://127.0.0.1:") && url.ends_with(name),
+                    "{url}"
+                );
                 let built = files.iter().find(|f| f.ends_with(name)).expect("built");
                 let digest = wsp_install::sources::sha256_of(built).unwrap();
                 assert_eq!(sha256_in(text, name), digest, "{label}");
@@ -160,7 +163,10 @@ async fn an_index_sourced_lock_lists_the_index_files_with_their_hashes_and_recre
             assert_eq!(error_code(&refused), -31004, "{label}: {refused}");
             assert_eq!(refused["error"]["data"]["reason"], "install-failed");
             let detail = refused["error"]["data"]["detail"].to_string();
-            assert!(detail.to_lowercase().contains("hash mismatch"), "{label}: {detail}");
+            assert!(
+                detail.to_lowercase().contains("hash mismatch"),
+                "{label}: {detail}"
+            );
             assert_eq!(environments_on_disk(&state), 2, "{label}: nothing left");
             let after = ok(&mut server, 6, "environment/list", json!(null)).await;
             assert_eq!(after, before, "{label}: the index is unchanged");

@@ -15,7 +15,7 @@ use std::path::Path;
 use tokio::process::Command;
 
 use crate::helper::captured_output;
-use crate::pylock::{index_files_in, KnownIndexFiles};
+use crate::pylock::{check_name_and_version, index_files_in, KnownIndexFiles};
 
 /// One index-sourced distribution, as its environment records it.
 #[derive(Debug, Clone)]
@@ -60,16 +60,8 @@ pub(crate) async fn index_files(
 /// A name, version and index URL that go into a requirement line and an argument as they
 /// are. They come from the environment's own files, which are untrusted.
 fn is_plain(distribution: &IndexSourced) -> bool {
-    let plain = |text: &str, extra: &[char]| {
-        !text.is_empty()
-            && !text.starts_with('-')
-            && text
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') || extra.contains(&c))
-    };
     let url = &distribution.index;
-    plain(&distribution.name, &[])
-        && plain(&distribution.version, &['+', '!'])
+    check_name_and_version(&distribution.name, &distribution.version).is_ok()
         && ["http://", "https://", "file://"]
             .iter()
             .any(|scheme| url.starts_with(scheme))

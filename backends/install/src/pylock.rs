@@ -243,7 +243,7 @@ pub fn read(text: &str, base: Option<&Path>) -> Result<Vec<Locked>, String> {
 
 /// A name as PEP 508 spells one, and a version of the characters PEP 440 versions use: what
 /// an installer's requirement line can carry with nothing else in it.
-fn check_name_and_version(name: &str, version: &str) -> Result<(), String> {
+pub(crate) fn check_name_and_version(name: &str, version: &str) -> Result<(), String> {
     let name_ok = !name.is_empty()
         && name.starts_with(|c: char| c.is_ascii_alphanumeric())
         && name.ends_with(|c: char| c.is_ascii_alphanumeric())
@@ -258,7 +258,9 @@ fn check_name_and_version(name: &str, version: &str) -> Result<(), String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+' | '!'));
     if !version_ok {
-        return Err(format!("package {name} has version {version:?}, not a version"));
+        return Err(format!(
+            "package {name} has version {version:?}, not a version"
+        ));
     }
     Ok(())
 }
@@ -268,7 +270,9 @@ fn sha256_hex(name: &str, hash: &str) -> Result<String, String> {
     if hash.len() == 64 && hash.chars().all(|c| c.is_ascii_hexdigit()) {
         Ok(hash.to_lowercase())
     } else {
-        Err(format!("package {name} has sha256 {hash:?}, not 64 hex digits"))
+        Err(format!(
+            "package {name} has sha256 {hash:?}, not 64 hex digits"
+        ))
     }
 }
 
@@ -403,11 +407,17 @@ wheels = [
 
     #[test]
     fn an_index_sourced_entry_lists_the_index_files_and_reads_back_as_their_hashes() {
-        let uv_lock = UV_LOCK.replace("CC", &"c".repeat(64)).replace("DD", &"D".repeat(64));
+        let uv_lock = UV_LOCK
+            .replace("CC", &"c".repeat(64))
+            .replace("DD", &"D".repeat(64));
         let known = index_files_in(&uv_lock).expect("uv's lock reads");
         assert_eq!(known.len(), 1);
         let files = &known[&("other".to_owned(), "2.0".to_owned())];
-        assert_eq!(files.wheels.len(), 1, "the file without a sha256 is left out");
+        assert_eq!(
+            files.wheels.len(),
+            1,
+            "the file without a sha256 is left out"
+        );
         let installed = [Package {
             name: "other".into(),
             version: "2.0".into(),
@@ -456,7 +466,10 @@ wheels = [
             ("x", "1.0", &format!("{}\n", &good[1..])),
         ] {
             let refused = read(&entry(name, version, hash), None);
-            assert!(refused.is_err(), "{name:?} {version:?} {hash:?}: {refused:?}");
+            assert!(
+                refused.is_err(),
+                "{name:?} {version:?} {hash:?}: {refused:?}"
+            );
         }
     }
 }
