@@ -43,6 +43,11 @@ impl Environments {
             if running.contains(&id) {
                 continue;
             }
+            match self.inner.store.unused_soon(&id).await {
+                Ok(true) => {}
+                Ok(false) | Err(StoreError::NotFound { .. }) => continue,
+                Err(e) => return Err(store_error(e)),
+            }
             let Some(_mark) = self.inner.usage.mark_deleting_if_unused(&id) else {
                 continue;
             };

@@ -160,6 +160,12 @@ impl Store {
         removal::remove(self.layout.clone(), id).await
     }
 
+    /// Whether nobody in any process uses environment `id`, or nobody does after a brief wait
+    /// (for children forked while a request used it, which hold its use lock until they exec).
+    pub async fn unused_soon(&self, id: &str) -> Result<bool, StoreError> {
+        removal::unused_soon(&self.layout, id).await
+    }
+
     /// Removes environment `id` as [`remove`](Store::remove) does, if nobody in any process
     /// uses or deletes it right now: `None` (and nothing changed) if someone does.
     pub async fn remove_unused(&self, id: &str) -> Result<Option<Removal>, StoreError> {

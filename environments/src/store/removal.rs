@@ -152,6 +152,32 @@ pub(crate) async fn remove_unused(
     remove_when(layout, id, Users::SkipIfAny).await
 }
 
+/// How long [`unused_soon`] waits for an environment's use lock to come free.
+///
+/// A child process forked here (a command's, an installer's) holds a copy of every descriptor
+/// this process had open at the fork until it execs: a few milliseconds, more on a busy
+/// machine. The use locks of the requests running at that moment stay held that long after
+/// those requests end.
+const BRIEF_USE: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Whether nobody in any process holds `id`'s use lock, or nobody does within [`BRIEF_USE`].
+/// Takes the lock for a moment and releases it.
+pub(crate) async fn unused_soon(layout: &Layout, id: &str) -> Result<bool, StoreError> {
+    if !is_environment_id(id) {
+        return Err(not_found(id));
+    }
+    let gate_path = layout.use_lock(id);
+    let gate = tokio::time::timeout(BRIEF_USE, wait::acquire(&gate_path, LockMode::Exclusive));
+    match gate.await {
+        Ok(Ok(_released_at_once)) => Ok(true),
+        Ok(Err(e)) => {
+            let doing = format!("waiting for users of {id} on {}", gate_path.display());
+            Err(StoreError::io(doing, e))
+        }
+        Err(_still_held) => Ok(false),
+    }
+}
+
 /// What a removal does about the environment's users.
 #[derive(PartialEq)]
 enum Users {
