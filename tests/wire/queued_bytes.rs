@@ -95,6 +95,10 @@ async fn with_the_slot_busy_large_requests_are_read_only_up_to_the_queue_bound()
             None
         }
     };
+    // The rest of the log is read (and dropped) from now on, so that the server never blocks
+    // writing it: a server stuck on a full stderr would read no more requests, and the writer
+    // would wait for it forever.
+    tokio::spawn(async move { while let Ok(Some(_)) = log.next_line().await {} });
     let peak_while_busy = server.peak_rss_mib();
 
     // Free the slot: everything is read and answered.
@@ -106,8 +110,6 @@ async fn with_the_slot_busy_large_requests_are_read_only_up_to_the_queue_bound()
         Some(stdin) => stdin,
         None => writer.await.expect("the writer ends"),
     };
-    // The rest of the log is read (and dropped) so that the server never blocks on it.
-    tokio::spawn(async move { while let Ok(Some(_)) = log.next_line().await {} });
     server.stdin = Some(stdin);
     let mut answered = Vec::new();
     for _ in 0..REQUESTS + 2 {
