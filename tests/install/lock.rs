@@ -11,7 +11,7 @@ use crate::install_support::{
     answer, create_and_lock, environments_on_disk, installed, ok, venv_server, wheels, IndexServer,
     With,
 };
-use crate::support::error_code;
+use crate::support::{error_code, Server};
 
 /// The servers under test: a label, the server's extra arguments, and its installer.
 const SERVERS: [(&str, &[&str], With); 3] = [
@@ -170,6 +170,66 @@ async fn an_index_sourced_lock_lists_the_index_files_with_their_hashes_and_recre
             assert_eq!(environments_on_disk(&state), 2, "{label}: nothing left");
             let after = ok(&mut server, 6, "environment/list", json!(null)).await;
             assert_eq!(after, before, "{label}: the index is unchanged");
+        }
+        server.finish().await;
+    }
+}
+
+#[tokio::test]
+async fn what_an_index_cannot_report_is_locked_without_files_and_the_rest_with_them() {
+    for (label, args, with) in SERVERS {
+        if matches!(with, With::Pip) {
+            continue;
+        }
+        let temp = tempfile::tempdir().unwrap();
+        let files = wheels(&temp.path().join("built"));
+        let reachable = IndexServer::start(&temp.path().join("a"), &files).await;
+        let gone = IndexServer::start(&temp.path().join("b"), &files).await;
+        let state = temp.path().join("state");
+        crate::support::share_seed_cache(&state);
+        // uv gives up on a refused connection at once instead of retrying for seconds, and
+        // keeps no index page that it could answer from once the page is gone.
+        let env = [("UV_HTTP_RETRIES", "0"), ("UV_NO_CACHE", "1")];
+        let mut server = Server::start_with_env(&state, args, &env);
+        server.initialize().await;
+        let params = json!({"name": "two-indexes", "python_version": "3.12",
+            "packages": ["wsp-beta"], "index_url": reachable.url});
+        let created = ok(&mut server, 1, "environment/create", params).await;
+        let params = json!({"id": created["id"], "packages": ["wsp-gamma"],
+            "index_url": gone.url});
+        ok(&mut server, 2, "environment/install", params).await;
+        let gone_url = gone.url.clone();
+        gone.stop().await;
+        // wsp-beta's page is gone from the index that is still there: uv fails the two pins of
+        // that index together, and then each on its own.
+        std::fs::remove_dir_all(temp.path().join("a/simple/wsp-beta")).expect("the page goes");
+
+        let lock = ok(
+            &mut server,
+            3,
+            "environment/lock",
+            json!({"id": created["id"]}),
+        )
+        .await;
+        let text = lock["text"].as_str().expect("text");
+        let alpha = entry_of(text, "wsp-alpha");
+        assert_eq!(
+            alpha["index"].as_str(),
+            Some(reachable.url.as_str()),
+            "{label}"
+        );
+        assert!(
+            alpha["wheels"].as_array().is_some_and(|w| !w.is_empty()),
+            "{label}: {text}"
+        );
+        for (name, index) in [("wsp-beta", &reachable.url), ("wsp-gamma", &gone_url)] {
+            let entry = entry_of(text, name);
+            assert_eq!(
+                entry["index"].as_str(),
+                Some(index.as_str()),
+                "{label}: {text}"
+            );
+            assert!(entry.get("wheels").is_none(), "{label}: {text}");
         }
         server.finish().await;
     }

@@ -245,6 +245,13 @@ impl IndexServer {
     }
 }
 
+impl IndexServer {
+    /// Stops serving: the server is killed and reaped, so its port refuses from now on.
+    pub async fn stop(mut self) {
+        let _ = self.child.kill().await;
+    }
+}
+
 impl Drop for IndexServer {
     fn drop(&mut self) {
         let _ = self.child.start_kill();
