@@ -83,6 +83,39 @@ impl Installer {
         argv
     }
 
+    /// pip's command line that reports, without installing anything, the file the index
+    /// `index` would give each of the pins in `requirements` (`--dry-run --report report`):
+    /// wheels only, so that no package's build runs. `None` for uv.
+    pub(super) fn pip_report_argv(
+        &self,
+        python: &Path,
+        index: &str,
+        report: &Path,
+        requirements: &Path,
+    ) -> Option<Vec<String>> {
+        if !self.is_pip() {
+            return None;
+        }
+        let mut argv = self.unconfined_prefix(python, "install");
+        argv.extend(
+            [
+                "--no-input",
+                "--quiet",
+                "--dry-run",
+                "--ignore-installed",
+                "--no-deps",
+                "--only-binary",
+                ":all:",
+                "--report",
+            ]
+            .map(String::from),
+        );
+        argv.push(report.to_string_lossy().into_owned());
+        argv.push(format!("--index-url={index}"));
+        argv.extend(["-r".to_owned(), requirements.to_string_lossy().into_owned()]);
+        Some(argv)
+    }
+
     /// An install's command line up to what it installs: the installer, pip's quiet flags and
     /// where packages come from.
     fn install_options(

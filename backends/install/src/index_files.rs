@@ -1,12 +1,17 @@
 //! The files an index offers for the exact versions of an environment's index-sourced
-//! distributions, with their hashes, for `environment/lock`: what
-//! `uv pip compile --no-deps --format pylock.toml` reports for `name==version` pins against
-//! that index. uv takes each hash from the index page, or downloads the file to compute it.
+//! distributions, with their hashes, for `environment/lock`, asked of the backend's installer
+//! for `name==version` pins against that index:
+//! - uv: `uv pip compile --no-deps --format pylock.toml`, every file of each version. uv takes
+//!   each hash from the index page, or downloads the file to compute it. With `--no-deps` and
+//!   exact pins it reads no distribution's metadata, so it builds nothing.
+//! - pip: `pip install --dry-run --report`, the one wheel pip would install for the
+//!   environment's interpreter (`--only-binary :all:`, so that no package's build runs; pip
+//!   computes a hash the index page does not give).
 //!
-//! With `--no-deps` and exact pins uv reads no distribution's metadata, so it builds nothing
-//! and runs nothing from the index. A pin uv can't report (the index is unreachable, the
-//! version is gone from it) leaves that distribution without files: its lock entry names the
-//! index and the version alone, as when no uv is available.
+//! A pin the installer can't report (the index is unreachable, the version is gone from it, it
+//! has no wheel for pip) leaves that distribution without files: its lock entry names the
+//! index and the version alone. uv is asked again pin by pin when an index's run fails; pip,
+//! a second or more per run, is not.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -14,8 +19,11 @@ use std::path::Path;
 
 use tokio::process::Command;
 
+use serde::Deserialize;
+
 use crate::helper::captured_output;
-use crate::pylock::{check_name_and_version, index_files_in, KnownIndexFiles};
+use crate::pylock::{check_name_and_version, index_files_in, IndexFiles, KnownIndexFiles};
+use crate::Installer;
 
 /// One index-sourced distribution, as its environment records it.
 #[derive(Debug, Clone)]
@@ -25,10 +33,10 @@ pub(crate) struct IndexSourced {
     pub index: String,
 }
 
-/// The files known for `distributions`, asked of `uv` for the interpreter `python`: one uv run
-/// per index, and one per distribution of an index whose run failed.
+/// The files known for `distributions`, asked of `installer` for the interpreter `python`: one
+/// run per index, and with uv one per distribution of an index whose run failed.
 pub(crate) async fn index_files(
-    uv: &Path,
+    installer: &Installer,
     python: &Path,
     distributions: Vec<IndexSourced>,
 ) -> KnownIndexFiles {
@@ -41,12 +49,14 @@ pub(crate) async fn index_files(
     }
     let mut known = KnownIndexFiles::new();
     for (index, group) in by_index {
-        match compile(uv, python, &index, &group).await {
+        match ask(installer, python, &index, &group).await {
             Ok(files) => known.extend(files),
-            Err(reason) if group.len() == 1 => warn(&group[0], &reason),
+            Err(reason) if group.len() == 1 || !matches!(installer, Installer::Uv(_)) => {
+                group.iter().for_each(|one| warn(one, &reason))
+            }
             Err(_) => {
                 for one in &group {
-                    match compile(uv, python, &index, std::slice::from_ref(one)).await {
+                    match ask(installer, python, &index, std::slice::from_ref(one)).await {
                         Ok(files) => known.extend(files),
                         Err(reason) => warn(one, &reason),
                     }
@@ -77,30 +87,115 @@ fn warn(distribution: &IndexSourced, reason: &str) {
     );
 }
 
-async fn compile(
-    uv: &Path,
+async fn ask(
+    installer: &Installer,
     python: &Path,
     index: &str,
     group: &[IndexSourced],
 ) -> Result<KnownIndexFiles, String> {
     let requirements = requirements_file(group).map_err(|e| format!("writing the pins: {e}"))?;
-    let mut command = Command::new(uv);
+    let report = tempfile::Builder::new()
+        .prefix("wsp-lock-report-")
+        .suffix(".json")
+        .tempfile()
+        .map_err(|e| format!("making the report's file: {e}"))?;
+    let argv = match installer {
+        Installer::Uv(uv) => {
+            let mut argv = [uv.as_os_str(), "pip".as_ref(), "compile".as_ref()]
+                .map(|part| part.to_string_lossy().into_owned())
+                .to_vec();
+            argv.extend(["--no-config", "--no-deps", "--quiet"].map(String::from));
+            argv.extend(["--format", "pylock.toml", "--python"].map(String::from));
+            argv.push(python.to_string_lossy().into_owned());
+            argv.push(format!("--index-url={index}"));
+            argv.push(requirements.path().to_string_lossy().into_owned());
+            argv
+        }
+        Installer::Pip | Installer::ExternalPip(_) => installer
+            .pip_report_argv(python, index, report.path(), requirements.path())
+            .ok_or("no report from this installer")?,
+    };
+    let mut command = Command::new(&argv[0]);
     command
-        .args(["pip", "compile", "--no-config", "--no-deps", "--quiet"])
-        .args(["--format", "pylock.toml", "--python"])
-        .arg(python)
-        .arg(format!("--index-url={index}"))
-        .arg(requirements.path())
+        .args(&argv[1..])
         .env("UV_PYTHON_DOWNLOADS", "never")
-        .env("UV_NO_PROGRESS", "1");
+        .env("UV_NO_PROGRESS", "1")
+        .env("PIP_NO_INPUT", "1");
     let output = captured_output(&mut command)
         .await
-        .map_err(|e| format!("running {}: {e}", uv.display()))?;
+        .map_err(|e| format!("running {}: {e}", argv[0]))?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         return Err(stderr.trim().to_owned());
     }
-    index_files_in(&String::from_utf8_lossy(&output.stdout))
+    match installer {
+        Installer::Uv(_) => index_files_in(&String::from_utf8_lossy(&output.stdout)),
+        Installer::Pip | Installer::ExternalPip(_) => {
+            let text =
+                std::fs::read(report.path()).map_err(|e| format!("reading pip's report: {e}"))?;
+            pip_report_files(&text)
+        }
+    }
+}
+
+/// pip's installation report (`--report`), as far as the lock needs it.
+#[derive(Deserialize)]
+struct PipReport {
+    #[serde(default)]
+    install: Vec<PipReportItem>,
+}
+
+#[derive(Deserialize)]
+struct PipReportItem {
+    download_info: PipDownloadInfo,
+    metadata: PipMetadata,
+}
+
+#[derive(Deserialize)]
+struct PipDownloadInfo {
+    url: String,
+    #[serde(default)]
+    archive_info: Option<PipArchiveInfo>,
+}
+
+#[derive(Deserialize)]
+struct PipArchiveInfo {
+    #[serde(default)]
+    hashes: BTreeMap<String, String>,
+    /// `sha256=<hex>`, what pip before 23 wrote instead of `hashes`.
+    #[serde(default)]
+    hash: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct PipMetadata {
+    name: String,
+    version: String,
+}
+
+/// The wheels a pip report names, each with its URL and SHA-256, by normalized name and version.
+fn pip_report_files(text: &[u8]) -> Result<KnownIndexFiles, String> {
+    let report: PipReport =
+        serde_json::from_slice(text).map_err(|e| format!("pip's report does not read: {e}"))?;
+    Ok(report
+        .install
+        .into_iter()
+        .filter_map(|item| {
+            let archive = item.download_info.archive_info?;
+            let legacy = archive
+                .hash
+                .as_deref()
+                .and_then(|h| h.strip_prefix("sha256="));
+            let sha256 = archive
+                .hashes
+                .get("sha256")
+                .map(String::as_str)
+                .or(legacy)?;
+            let files = IndexFiles::one_wheel(item.download_info.url, sha256.to_owned())?;
+            let name = crate::packages::normalize_name(&item.metadata.name);
+            Some(((name, item.metadata.version), files))
+        })
+        .collect())
 }
 
 fn requirements_file(group: &[IndexSourced]) -> std::io::Result<tempfile::NamedTempFile> {
@@ -125,6 +220,29 @@ mod tests {
             version: version.into(),
             index: index.into(),
         }
+    }
+
+    #[test]
+    fn a_pip_report_gives_each_wheel_with_its_hash() {
+        let hash = "ab".repeat(32);
+        let report = format!(
+            r#"{{"version": "1", "install": [
+                {{"download_info": {{"url": "https://files.example.org/demo-1.0-py3-none-any.whl",
+                  "archive_info": {{"hash": "sha256={hash}", "hashes": {{"sha256": "{hash}"}}}}}},
+                  "metadata": {{"name": "Demo", "version": "1.0"}}}},
+                {{"download_info": {{"url": "https://files.example.org/old-2.0-py3-none-any.whl",
+                  "archive_info": {{"hash": "sha256={hash}"}}}},
+                  "metadata": {{"name": "old", "version": "2.0"}}}},
+                {{"download_info": {{"url": "https://files.example.org/other-1.0.tar.gz",
+                  "archive_info": {{}}}},
+                  "metadata": {{"name": "other", "version": "1.0"}}}}
+            ]}}"#
+        );
+        let files = pip_report_files(report.as_bytes()).expect("the report reads");
+        assert_eq!(files.len(), 2, "{files:?}");
+        assert!(files.contains_key(&("demo".to_owned(), "1.0".to_owned())));
+        assert!(files.contains_key(&("old".to_owned(), "2.0".to_owned())));
+        assert!(pip_report_files(b"not json").is_err());
     }
 
     #[test]

@@ -29,10 +29,10 @@ fn failed(detail: impl std::fmt::Display) -> BackendError {
     BackendError::failed(FailureReason::InstallFailed, detail)
 }
 
-/// The `pylock.toml` of the venv at `root`: its distributions and where each came from. With
-/// a `uv`, a distribution from an index also lists the files that index offers for its
-/// version, with their hashes ([`crate::index_files`]).
-pub async fn lock(root: &Path, uv: Option<&Path>) -> Result<Lock, BackendError> {
+/// The `pylock.toml` of the venv at `root`: its distributions and where each came from. A
+/// distribution from an index also lists the files of its version that `installer` reports,
+/// with their hashes ([`crate::index_files`]).
+pub async fn lock(root: &Path, installer: &Installer) -> Result<Lock, BackendError> {
     let read_root = root.to_owned();
     let (installed, sources) = tokio::task::spawn_blocking(move || {
         let installed = installed_packages(&read_root).map_err(|e| {
@@ -58,12 +58,11 @@ pub async fn lock(root: &Path, uv: Option<&Path>) -> Result<Lock, BackendError> 
             }
         })
         .collect();
-    let known = match uv {
-        Some(uv) if !index_sourced.is_empty() => {
-            let python = root.join("bin").join("python");
-            index_files(uv, &python, index_sourced).await
-        }
-        _ => Default::default(),
+    let known = if index_sourced.is_empty() {
+        Default::default()
+    } else {
+        let python = root.join("bin").join("python");
+        index_files(installer, &python, index_sourced).await
     };
     Ok(Lock {
         format: LockFormat::Pylock,

@@ -109,6 +109,27 @@ pub struct IndexFiles {
     sdist: Option<FileEntry>,
 }
 
+impl IndexFiles {
+    /// One wheel at `url` (an http, https or file URL ending in `.whl`) with `sha256`; `None`
+    /// for anything else.
+    pub(crate) fn one_wheel(url: String, sha256: String) -> Option<IndexFiles> {
+        let plain = ["http://", "https://", "file://"]
+            .iter()
+            .any(|scheme| url.starts_with(scheme))
+            && url.ends_with(".whl");
+        let hex = sha256.len() == 64 && sha256.chars().all(|c| c.is_ascii_hexdigit());
+        (plain && hex).then(|| IndexFiles {
+            wheels: vec![FileEntry {
+                name: None,
+                url: Some(url),
+                path: None,
+                hashes: BTreeMap::from([("sha256".to_owned(), sha256.to_lowercase())]),
+            }],
+            sdist: None,
+        })
+    }
+}
+
 /// What is known of index files, by normalized name and version.
 pub type KnownIndexFiles = BTreeMap<(String, String), IndexFiles>;
 

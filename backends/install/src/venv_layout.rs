@@ -87,11 +87,7 @@ impl<P: VenvProvider> Backend for VenvLayout<P> {
 
     async fn lock(&self, request: LockRequest) -> Result<wsp_protocol::Lock, BackendError> {
         let installer = self.0.installer(&request.root).await?;
-        let uv = match &installer {
-            Installer::Uv(uv) => Some(uv.as_path()),
-            Installer::Pip | Installer::ExternalPip(_) => None,
-        };
-        crate::lock(&request.root, uv).await
+        crate::lock(&request.root, &installer).await
     }
 
     async fn install_lock(&self, request: LockInstallRequest) -> Result<(), BackendError> {

@@ -169,7 +169,7 @@ impl Backend for UvBackend {
     }
 
     async fn lock(&self, request: LockRequest) -> Result<wsp_protocol::Lock, BackendError> {
-        wsp_install::lock(&request.root, Some(self.uv()?)).await
+        wsp_install::lock(&request.root, &self.installer()?).await
     }
 
     async fn install_lock(&self, request: LockInstallRequest) -> Result<(), BackendError> {

@@ -170,11 +170,8 @@ impl Backend for VenvBackend {
     }
 
     async fn lock(&self, request: LockRequest) -> Result<wsp_protocol::Lock, BackendError> {
-        let uv = match &self.installer {
-            Installer::Uv(uv) => Some(uv.as_path()),
-            Installer::Pip | Installer::ExternalPip(_) => None,
-        };
-        wsp_install::lock(&request.root, uv).await
+        let (installer, _pip) = self.installer_for(&request.root, false).await?;
+        wsp_install::lock(&request.root, &installer).await
     }
 
     async fn install_lock(&self, request: LockInstallRequest) -> Result<(), BackendError> {
