@@ -106,6 +106,10 @@ impl Installer {
                 "--no-deps",
                 "--only-binary",
                 ":all:",
+                // One retry, not pip's five with back-off: an index that is down costs the
+                // lock a second or two, not ten.
+                "--retries",
+                "1",
                 "--report",
             ]
             .map(String::from),
