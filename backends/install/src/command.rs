@@ -83,19 +83,30 @@ impl Installer {
         argv
     }
 
-    /// pip's command line that reports, without installing anything, the file the index
-    /// `index` would give each of the pins in `requirements` (`--dry-run --report report`):
-    /// wheels only, so that no package's build runs. `None` for uv.
-    pub(super) fn pip_report_argv(
+    /// The command line that reports, installing nothing, the files `index` offers for the
+    /// pins in `requirements` for `python`, and the file pip writes its report to (none for uv,
+    /// which prints it):
+    /// - uv: `pip compile --no-deps --format pylock.toml`, every file of each version;
+    /// - pip: `install --dry-run --ignore-installed --no-deps --report`, the wheel it would
+    ///   install (`--only-binary :all:`, so that no package's build runs).
+    pub(super) fn index_report(
         &self,
         python: &Path,
         index: &str,
-        report: &Path,
         requirements: &Path,
-    ) -> Option<Vec<String>> {
+    ) -> std::io::Result<(Vec<String>, Option<tempfile::NamedTempFile>)> {
+        let index = format!("--index-url={index}");
+        let requirements = requirements.to_string_lossy().into_owned();
         if !self.is_pip() {
-            return None;
+            let mut argv = self.unconfined_prefix(python, "compile");
+            argv.extend(["--no-deps", "--quiet", "--format", "pylock.toml"].map(String::from));
+            argv.extend([index, requirements]);
+            return Ok((argv, None));
         }
+        let report = tempfile::Builder::new()
+            .prefix("wsp-lock-report-")
+            .suffix(".json")
+            .tempfile()?;
         let mut argv = self.unconfined_prefix(python, "install");
         argv.extend(
             [
@@ -114,10 +125,9 @@ impl Installer {
             ]
             .map(String::from),
         );
-        argv.push(report.to_string_lossy().into_owned());
-        argv.push(format!("--index-url={index}"));
-        argv.extend(["-r".to_owned(), requirements.to_string_lossy().into_owned()]);
-        Some(argv)
+        argv.push(report.path().to_string_lossy().into_owned());
+        argv.extend([index, "-r".to_owned(), requirements]);
+        Ok((argv, Some(report)))
     }
 
     /// An install's command line up to what it installs: the installer, pip's quiet flags and

@@ -1,6 +1,7 @@
-//! Helper programs a backend runs to their end (`uv venv`, `uv python install`, `-m venv`).
+//! Helper programs a backend runs to their end (`uv venv`, `uv python install`, `-m venv`), and
+//! the requirements files an installer reads.
 
-use std::io;
+use std::io::{self, Write};
 use std::process::{Output, Stdio};
 
 use tokio::process::Command;
@@ -14,4 +15,19 @@ pub async fn captured_output(command: &mut Command) -> io::Result<Output> {
         .kill_on_drop(true)
         .output()
         .await
+}
+
+/// A temporary requirements file holding `lines`, one per line, for an installer's `-r`.
+pub(crate) fn requirements_file(
+    lines: impl IntoIterator<Item = String>,
+) -> io::Result<tempfile::NamedTempFile> {
+    let mut file = tempfile::Builder::new()
+        .prefix("wsp-requirements-")
+        .suffix(".txt")
+        .tempfile()?;
+    for line in lines {
+        writeln!(file, "{line}")?;
+    }
+    file.flush()?;
+    Ok(file)
 }

@@ -14,15 +14,16 @@
 //! a second or more per run, is not.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 
 use tokio::process::Command;
 
 use serde::Deserialize;
 
-use crate::helper::captured_output;
-use crate::pylock::{check_name_and_version, index_files_in, IndexFiles, KnownIndexFiles};
+use crate::helper::{captured_output, requirements_file};
+use crate::output::INSTALLER_ENV;
+use crate::pylock::{check_name_and_version, index_files_in, is_plain_url};
+use crate::pylock::{IndexFiles, KnownIndexFiles};
 use crate::Installer;
 
 /// One index-sourced distribution, as its environment records it.
@@ -70,12 +71,8 @@ pub(crate) async fn index_files(
 /// A name, version and index URL that go into a requirement line and an argument as they
 /// are. They come from the environment's own files, which are untrusted.
 fn is_plain(distribution: &IndexSourced) -> bool {
-    let url = &distribution.index;
     check_name_and_version(&distribution.name, &distribution.version).is_ok()
-        && ["http://", "https://", "file://"]
-            .iter()
-            .any(|scheme| url.starts_with(scheme))
-        && !url.chars().any(|c| c.is_whitespace() || c.is_control())
+        && is_plain_url(&distribution.index)
 }
 
 fn warn(distribution: &IndexSourced, reason: &str) {
@@ -93,34 +90,13 @@ async fn ask(
     index: &str,
     group: &[IndexSourced],
 ) -> Result<KnownIndexFiles, String> {
-    let requirements = requirements_file(group).map_err(|e| format!("writing the pins: {e}"))?;
-    let report = tempfile::Builder::new()
-        .prefix("wsp-lock-report-")
-        .suffix(".json")
-        .tempfile()
+    let pins = group.iter().map(|d| format!("{}=={}", d.name, d.version));
+    let requirements = requirements_file(pins).map_err(|e| format!("writing the pins: {e}"))?;
+    let (argv, report) = installer
+        .index_report(python, index, requirements.path())
         .map_err(|e| format!("making the report's file: {e}"))?;
-    let argv = match installer {
-        Installer::Uv(uv) => {
-            let mut argv = [uv.as_os_str(), "pip".as_ref(), "compile".as_ref()]
-                .map(|part| part.to_string_lossy().into_owned())
-                .to_vec();
-            argv.extend(["--no-config", "--no-deps", "--quiet"].map(String::from));
-            argv.extend(["--format", "pylock.toml", "--python"].map(String::from));
-            argv.push(python.to_string_lossy().into_owned());
-            argv.push(format!("--index-url={index}"));
-            argv.push(requirements.path().to_string_lossy().into_owned());
-            argv
-        }
-        Installer::Pip | Installer::ExternalPip(_) => installer
-            .pip_report_argv(python, index, report.path(), requirements.path())
-            .ok_or("no report from this installer")?,
-    };
     let mut command = Command::new(&argv[0]);
-    command
-        .args(&argv[1..])
-        .env("UV_PYTHON_DOWNLOADS", "never")
-        .env("UV_NO_PROGRESS", "1")
-        .env("PIP_NO_INPUT", "1");
+    command.args(&argv[1..]).envs(INSTALLER_ENV);
     let output = captured_output(&mut command)
         .await
         .map_err(|e| format!("running {}: {e}", argv[0]))?;
@@ -128,9 +104,9 @@ async fn ask(
         let stderr = String::from_utf8_lossy(&output.stderr);
         return Err(stderr.trim().to_owned());
     }
-    match installer {
-        Installer::Uv(_) => index_files_in(&String::from_utf8_lossy(&output.stdout)),
-        Installer::Pip | Installer::ExternalPip(_) => {
+    match report {
+        None => index_files_in(&String::from_utf8_lossy(&output.stdout)),
+        Some(report) => {
             let text =
                 std::fs::read(report.path()).map_err(|e| format!("reading pip's report: {e}"))?;
             pip_report_files(&text)
@@ -191,23 +167,11 @@ fn pip_report_files(text: &[u8]) -> Result<KnownIndexFiles, String> {
                 .get("sha256")
                 .map(String::as_str)
                 .or(legacy)?;
-            let files = IndexFiles::one_wheel(item.download_info.url, sha256.to_owned())?;
+            let files = IndexFiles::one_wheel(item.download_info.url, sha256)?;
             let name = crate::packages::normalize_name(&item.metadata.name);
             Some(((name, item.metadata.version), files))
         })
         .collect())
-}
-
-fn requirements_file(group: &[IndexSourced]) -> std::io::Result<tempfile::NamedTempFile> {
-    let mut file = tempfile::Builder::new()
-        .prefix("wsp-lock-pins-")
-        .suffix(".txt")
-        .tempfile()?;
-    for distribution in group {
-        writeln!(file, "{}=={}", distribution.name, distribution.version)?;
-    }
-    file.flush()?;
-    Ok(file)
 }
 
 #[cfg(test)]

@@ -12,13 +12,13 @@
 //! `install-failed`; the server then deletes the new environment.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 
 use wsp_backend::{BackendError, LockInstallRequest, UninstallRequest};
 use wsp_exec::Activation;
 use wsp_protocol::{FailureReason, Lock, LockFormat};
 
+use crate::helper::requirements_file;
 use crate::index_files::{index_files, IndexSourced};
 use crate::packages::{installed_packages, normalize_name};
 use crate::pylock::{Locked, LockedSource};
@@ -61,7 +61,7 @@ pub async fn lock(root: &Path, installer: &Installer) -> Result<Lock, BackendErr
     let known = if index_sourced.is_empty() {
         Default::default()
     } else {
-        let python = root.join("bin").join("python");
+        let python = crate::venv_layout::interpreter_path(root);
         index_files(installer, &python, index_sourced).await
     };
     Ok(Lock {
@@ -99,7 +99,8 @@ pub async fn install_lock(
         if group.is_empty() {
             continue;
         }
-        let requirements = requirements_file(&group)?;
+        let requirements = requirements_file(group.iter().map(|entry| requirement(entry)))
+            .map_err(|e| failed(format!("writing the requirements: {e}")))?;
         let argv = installer.lock_install_argv(
             python,
             requirements.path(),
@@ -193,21 +194,6 @@ fn requirement(entry: &Locked) -> String {
             .fold(pin, |line, hash| format!("{line} --hash=sha256:{hash}")),
         LockedSource::Anywhere => pin,
     }
-}
-
-fn requirements_file(group: &[&Locked]) -> Result<tempfile::NamedTempFile, BackendError> {
-    let write = || -> std::io::Result<tempfile::NamedTempFile> {
-        let mut file = tempfile::Builder::new()
-            .prefix("wsp-lock-")
-            .suffix(".txt")
-            .tempfile()?;
-        for entry in group {
-            writeln!(file, "{}", requirement(entry))?;
-        }
-        file.flush()?;
-        Ok(file)
-    };
-    write().map_err(|e| failed(format!("writing the requirements: {e}")))
 }
 
 /// Uninstalls what the environment holds that the lock does not name (a seeded pip, say).

@@ -25,6 +25,15 @@ const LINE_LIMIT: usize = 4096;
 /// Output chunks in flight between the installer's pipes and this reader.
 const CHUNKS_IN_FLIGHT: usize = 16;
 
+/// The environment every installer run gets on top of the server's.
+pub(super) const INSTALLER_ENV: [(&str, &str); 4] = [
+    // pip's log reaches its pipe line by line, not at exit.
+    ("PYTHONUNBUFFERED", "1"),
+    ("UV_PYTHON_DOWNLOADS", "never"),
+    ("UV_NO_PROGRESS", "1"),
+    ("PIP_NO_INPUT", "1"),
+];
+
 /// Runs `argv` as a command of the environment and turns a failure into [`FailureReason::InstallFailed`].
 pub(super) async fn run_installer(
     activation: &Activation,
@@ -36,16 +45,10 @@ pub(super) async fn run_installer(
 ) -> Result<(), BackendError> {
     let cwd = resolve_cwd(&activation.root, None)
         .map_err(|message| BackendError::failed(FailureReason::InstallFailed, message))?;
-    let env: BTreeMap<String, String> = [
-        // pip's log reaches its pipe line by line, not at exit.
-        ("PYTHONUNBUFFERED", "1"),
-        ("UV_PYTHON_DOWNLOADS", "never"),
-        ("UV_NO_PROGRESS", "1"),
-        ("PIP_NO_INPUT", "1"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v.to_owned()))
-    .collect();
+    let env: BTreeMap<String, String> = INSTALLER_ENV
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
     let (sink, mut chunks) = mpsc::channel::<OutputChunk>(CHUNKS_IN_FLIGHT);
     let options = RunOptions {
         max_output_bytes: Some(CAPTURE_BYTES),

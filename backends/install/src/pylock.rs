@@ -112,22 +112,27 @@ pub struct IndexFiles {
 impl IndexFiles {
     /// One wheel at `url` (an http, https or file URL ending in `.whl`) with `sha256`; `None`
     /// for anything else.
-    pub(crate) fn one_wheel(url: String, sha256: String) -> Option<IndexFiles> {
-        let plain = ["http://", "https://", "file://"]
-            .iter()
-            .any(|scheme| url.starts_with(scheme))
-            && url.ends_with(".whl");
-        let hex = sha256.len() == 64 && sha256.chars().all(|c| c.is_ascii_hexdigit());
-        (plain && hex).then(|| IndexFiles {
+    pub(crate) fn one_wheel(url: String, sha256: &str) -> Option<IndexFiles> {
+        let sha256 = sha256_hex("", sha256).ok()?;
+        (is_plain_url(&url) && url.ends_with(".whl")).then(|| IndexFiles {
             wheels: vec![FileEntry {
                 name: None,
                 url: Some(url),
                 path: None,
-                hashes: BTreeMap::from([("sha256".to_owned(), sha256.to_lowercase())]),
+                hashes: BTreeMap::from([("sha256".to_owned(), sha256)]),
             }],
             sdist: None,
         })
     }
+}
+
+/// An http, https or file URL with no whitespace or control character in it: one that goes
+/// into an installer's argument or a lock as it is.
+pub(crate) fn is_plain_url(url: &str) -> bool {
+    ["http://", "https://", "file://"]
+        .iter()
+        .any(|scheme| url.starts_with(scheme))
+        && !url.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
 /// What is known of index files, by normalized name and version.
