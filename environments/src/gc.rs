@@ -23,7 +23,7 @@ impl Environments {
     /// `keep_bytes`, skipping every one that a request (in any process on this store) uses or
     /// deletes right now and those this server runs in.
     pub(super) async fn gc(self, params: GcParams) -> Answer<GcResult> {
-        let listing = self.inner.store.listing().await.map_err(store_error)?;
+        let listing = self.inner.store.listing(None).await.map_err(store_error)?;
         let store = self.inner.store.clone();
         let mut candidates = tokio::task::spawn_blocking(move || weigh(&store, &listing))
             .await

@@ -25,8 +25,19 @@ use wsp_middleware::{Notifier, ReadTime};
 pub(super) type Answer<T> = Result<T, ErrorObjectOwned>;
 
 impl Environments {
-    pub(super) async fn list(self) -> Answer<Vec<EnvironmentSummary>> {
-        let records = self.inner.store.listing().await.map_err(store_error)?;
+    /// `environment/list` of a request read at `received` (see [`Store::listing`]).
+    ///
+    /// [`Store::listing`]: crate::store::Store::listing
+    pub(super) async fn list(
+        self,
+        received: Option<std::time::Instant>,
+    ) -> Answer<Vec<EnvironmentSummary>> {
+        let records = self
+            .inner
+            .store
+            .listing(received)
+            .await
+            .map_err(store_error)?;
         Ok(records
             .iter()
             .map(|record| EnvironmentSummary {

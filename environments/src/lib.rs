@@ -254,7 +254,7 @@ impl Environments {
             .bind(router)
             .method::<List, _>(handler_fn({
                 let env = env.clone();
-                move |_: NoParams, _: Context| env.clone().list()
+                move |_: NoParams, cx: Context| env.clone().list(cx.received())
             }))
             .method::<Create, _>(handler_fn({
                 let env = env.clone();

@@ -36,7 +36,7 @@ impl Environments {
         let Some(record) = store.reusable(&key).await.map_err(store_error)? else {
             return Ok(Reuse::Build { key, turn });
         };
-        let listing = store.listing().await.map_err(store_error)?;
+        let listing = store.listing(None).await.map_err(store_error)?;
         if listing
             .iter()
             .any(|other| other.name == params.name && other.id != record.id)

@@ -5,9 +5,10 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
+use std::time::Instant;
 
 use tokio::sync::oneshot;
-use wsp_protocol::Id;
+use wsp_protocol::{Id, Request};
 
 use crate::call::Extensions;
 use crate::Notifier;
@@ -43,15 +44,21 @@ pub struct Connection {
 #[derive(Debug)]
 pub struct Context {
     id: Id,
+    received: Option<Instant>,
     connection: Arc<Connection>,
     extensions: Extensions,
     dropped: Option<oneshot::Sender<()>>,
 }
 
 impl Context {
-    pub(crate) fn new(id: Id, connection: Arc<Connection>, extensions: Extensions) -> Self {
+    pub(crate) fn new(
+        request: &Request,
+        connection: Arc<Connection>,
+        extensions: Extensions,
+    ) -> Self {
         Context {
-            id,
+            id: request.id.clone(),
+            received: request.received,
             connection,
             extensions,
             dropped: None,
@@ -61,6 +68,13 @@ impl Context {
     /// The request's id (what its `environment/output` notifications name).
     pub fn id(&self) -> &Id {
         &self.id
+    }
+
+    /// An instant no earlier than the transport's read of this request, when the runtime knows
+    /// one ([`Request::received`]): whatever finished before the client sent the request had
+    /// finished before it.
+    pub fn received(&self) -> Option<Instant> {
+        self.received
     }
 
     /// The connection's identity (a notification naming this request comes on it).

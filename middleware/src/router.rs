@@ -83,7 +83,7 @@ impl<P: Params + Send + 'static, H: Handler<P>> Route for Typed<P, H> {
             Err(e) => return call.reject(e),
         };
         let extensions = std::mem::take(&mut call.extensions);
-        let cx = Context::new(call.id().clone(), Arc::clone(connection), extensions);
+        let cx = Context::new(call.request(), Arc::clone(connection), extensions);
         let future = self.handler.run(admitted, params, cx);
         call.settled = Settled::Routed(Box::pin(Answering::new(future, call.id().clone())));
     }

@@ -30,6 +30,10 @@ pub struct Request {
     /// The text of `params`' top-level integers that `params` holds only as doubles (beyond
     /// 64 bits, or `-0`).
     pub wide_integers: WideIntegers,
+    /// An instant no earlier than the transport's read of the request's last byte, when the
+    /// runtime that read it knows one (`None` for a request made in code). Whatever had
+    /// finished before the client sent the request had finished before this instant.
+    pub received: Option<std::time::Instant>,
 }
 
 impl Request {
@@ -40,6 +44,7 @@ impl Request {
             method: method.into(),
             params,
             wide_integers: WideIntegers::default(),
+            received: None,
         }
     }
 }
@@ -317,6 +322,7 @@ fn classify_raw(message: &RawValue) -> Incoming {
             method,
             params,
             wide_integers,
+            received: None,
         }),
         None => Incoming::Notification(Notification { method, params }),
     }

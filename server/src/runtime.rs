@@ -117,6 +117,7 @@ where
         held_back: false,
         status: 0,
         closes_at: None,
+        received: None,
         options,
     };
     poll_fn(|cx| session.poll(cx)).await
@@ -147,6 +148,9 @@ struct Session<S: Service<Request, Response = Response, Error = Infallible>, I, 
     held_back: bool,
     status: ExitStatus,
     closes_at: Option<Pin<Box<Sleep>>>,
+    /// What the input said of the last frame read (see [`FrameSource::received`]); every
+    /// request dispatched from then on carries it, no earlier than its own read.
+    received: Option<Instant>,
     options: RuntimeOptions,
 }
 
@@ -291,8 +295,11 @@ where
         let mut ended = false;
         while let Some(message) = self.messages.pop_front() {
             let element = match message {
-                Incoming::Request(request) => match self.stack.poll_ready(cx) {
-                    Poll::Ready(Ok(())) => Element::Call(self.stack.call(request)),
+                Incoming::Request(mut request) => match self.stack.poll_ready(cx) {
+                    Poll::Ready(Ok(())) => {
+                        request.received = self.received;
+                        Element::Call(self.stack.call(request))
+                    }
                     Poll::Ready(Err(never)) => match never {},
                     Poll::Pending => {
                         self.messages.push_front(Incoming::Request(request));
@@ -343,9 +350,12 @@ where
         let Some(input) = self.input.as_mut() else {
             return Poll::Ready(None);
         };
-        match Pin::new(input).poll_next(cx) {
+        match Pin::new(&mut *input).poll_next(cx) {
             Poll::Pending => Poll::Pending,
-            Poll::Ready(Some(Ok(frame))) => Poll::Ready(Some(frame)),
+            Poll::Ready(Some(Ok(frame))) => {
+                self.received = input.received();
+                Poll::Ready(Some(frame))
+            }
             Poll::Ready(Some(Err(error))) => {
                 tracing::error!(%error, "reading the input failed; treating it as EOF");
                 self.end_input();

@@ -162,6 +162,10 @@ impl<S: FrameSource> FrameSource for UntilTerminated<S> {
         self.signal.is_some() && self.input.has_buffered()
     }
 
+    fn received(&self) -> Option<std::time::Instant> {
+        self.input.received()
+    }
+
     fn poll_terminated(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         if self.terminated(cx) {
             Poll::Ready(())

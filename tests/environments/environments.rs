@@ -151,6 +151,41 @@ async fn two_servers_share_one_state_directory() {
     assert_eq!(error_code(&gone), -31001);
 }
 
+/// A server that lists often reads the watch of its store once per batch of requests read
+/// together; a list it reads after another server's create has finished still sees it.
+#[tokio::test]
+async fn a_list_read_after_another_servers_create_sees_it() {
+    let temp = tempfile::tempdir().unwrap();
+    let state = temp.path().join("state");
+    let mut a = Server::start_in(&state, &[]);
+    let mut b = Server::start_in(&state, &[]);
+    a.initialize().await;
+    b.initialize().await;
+    let mut created = Vec::new();
+    for round in 0..4 {
+        let burst: Vec<Value> = (0..32)
+            .map(|n| request(1000 + round * 100 + n, "environment/list", json!(null)))
+            .collect();
+        b.send(&Value::Array(burst)).await;
+        let answers = b.recv().await;
+        assert_eq!(answers.as_array().map(Vec::len), Some(32), "{answers}");
+        let id = a.create_environment(round, &format!("seen-{round}")).await["id"].clone();
+        created.push(id);
+        let listed = b.call(9000 + round, "environment/list", json!(null)).await;
+        let ids: Vec<&Value> = listed["result"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| &e["id"])
+            .collect();
+        assert_eq!(ids.len(), created.len(), "round {round}: {listed}");
+        assert!(
+            created.iter().all(|id| ids.contains(&id)),
+            "round {round}: {listed}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_command_cannot_delete_the_environment_it_runs_in() {
     let mut server = Server::start(&[]);

@@ -18,6 +18,7 @@
 use std::fs::File;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
 use rustix::fs::Stat;
 use rustix::io::Errno;
@@ -70,6 +71,8 @@ struct State {
     /// What the last `lstat` of `index.json` found, while the watch has seen nothing about it
     /// since.
     confirmed: Option<Confirmed>,
+    /// When the read of the watch's queue that `confirmed` stands on began.
+    drained: Option<Instant>,
     watch: Watching,
 }
 
@@ -127,16 +130,52 @@ impl IndexCache {
     /// since the last confirmation, or one `lstat` of `index` finds it missing (the empty
     /// index) or unchanged since this process last read or wrote it. Cheap enough to call on
     /// an async thread. `None` means the file must be read.
-    pub(crate) fn current(&self, dir: &Path, index: &Path) -> Option<Arc<Index>> {
+    ///
+    /// `received` is when the request asking was read ([`Request::received`]), if known. The
+    /// watch's queue is read once per batch of requests read together: a request read before
+    /// the last read of the queue began gets that read's answer, since whatever finished
+    /// before the request was sent had queued its event by then.
+    ///
+    /// [`Request::received`]: wsp_protocol::Request::received
+    pub(crate) fn current(
+        &self,
+        dir: &Path,
+        index: &Path,
+        received: Option<Instant>,
+    ) -> Option<Arc<Index>> {
         let mut state = self.state();
+        if let (Some(received), Some(drained)) = (received, state.drained) {
+            if received < drained {
+                if let Some(index) = self.confirmed(&state) {
+                    return Some(index);
+                }
+            }
+        }
+        let draining = Instant::now();
+        state.drained = None;
         if !state.watch_saw_no_change(dir) {
             state.confirmed = None;
         }
-        match (state.confirmed, &state.last) {
-            (Some(Confirmed::Absent), _) => return Some(self.empty.clone()),
-            (Some(Confirmed::Last), Some(last)) => return Some(last.index.clone()),
-            _ => {}
+        let current = match self.confirmed(&state) {
+            Some(index) => Some(index),
+            None => self.confirm(&mut state, index),
+        };
+        if current.is_some() && matches!(state.watch, Watching::Active(_)) {
+            state.drained = Some(draining);
         }
+        current
+    }
+
+    fn confirmed(&self, state: &State) -> Option<Arc<Index>> {
+        match (state.confirmed, &state.last) {
+            (Some(Confirmed::Absent), _) => Some(self.empty.clone()),
+            (Some(Confirmed::Last), Some(last)) => Some(last.index.clone()),
+            _ => None,
+        }
+    }
+
+    /// One `lstat` of `index`: the cached index if the file is the one it was read from.
+    fn confirm(&self, state: &mut State, index: &Path) -> Option<Arc<Index>> {
         match rustix::fs::lstat(index) {
             Ok(stat) => {
                 let stamp = Stamp::of(&stat);
@@ -164,6 +203,7 @@ impl IndexCache {
         // Until an `lstat` after the watch's events confirms it: a commit elsewhere may have
         // come between the read and now.
         state.confirmed = None;
+        state.drained = None;
     }
 }
 

@@ -6,6 +6,7 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::sync::Arc;
+use std::time::Instant;
 
 use rustix::fs::{Mode, OFlags};
 use serde::{Deserialize, Serialize};
@@ -60,8 +61,8 @@ impl Index {
     /// enough to call on an async thread. `None` means [`Index::read`] must read the file.
     ///
     /// [`IndexCache::current`]: super::cache::IndexCache::current
-    pub(crate) fn cached(layout: &Layout) -> Option<Arc<Index>> {
-        layout.cache.current(&layout.dir, &layout.index)
+    pub(crate) fn cached(layout: &Layout, received: Option<Instant>) -> Option<Arc<Index>> {
+        layout.cache.current(&layout.dir, &layout.index, received)
     }
 
     /// The current index, read without locking unless [`Index::cached`] has it; a missing file
@@ -70,7 +71,7 @@ impl Index {
     /// The file is opened without following a symlink and without blocking, and only a
     /// regular file of at most [`MAX_INDEX_BYTES`] is read.
     pub(crate) fn read(layout: &Layout) -> Result<Arc<Index>, StoreError> {
-        if let Some(index) = Index::cached(layout) {
+        if let Some(index) = Index::cached(layout, None) {
             return Ok(index);
         }
         let corrupt = |detail: String| StoreError::Corrupt {

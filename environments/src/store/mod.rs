@@ -48,6 +48,7 @@ mod writer;
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
 
 pub use changed::ChangeStamp;
 pub use error::StoreError;
@@ -98,12 +99,18 @@ impl Store {
     /// few times watches its directory with inotify instead, and then this is one read of the
     /// watch that finds no event, which costs a quarter of the `lstat`.
     pub async fn list(&self) -> Result<Vec<EnvironmentRecord>, StoreError> {
-        Ok(self.listing().await?.to_vec())
+        Ok(self.listing(None).await?.to_vec())
     }
 
     /// What [`list`](Store::list) returns, shared with the cache instead of copied.
-    pub async fn listing(&self) -> Result<Listing, StoreError> {
-        Ok(Listing(self.index().await?))
+    ///
+    /// `received` is when the request asking was read ([`Request::received`]), if known:
+    /// requests read together then share one look at the watch (see
+    /// [`IndexCache::current`](cache::IndexCache::current)). `None` looks now.
+    ///
+    /// [`Request::received`]: wsp_protocol::Request::received
+    pub async fn listing(&self, received: Option<Instant>) -> Result<Listing, StoreError> {
+        Ok(Listing(current_index(&self.layout, received).await?))
     }
 
     /// The committed environment with this id, if any (malformed ids have none). Cached as
@@ -117,7 +124,7 @@ impl Store {
     }
 
     async fn index(&self) -> Result<Arc<Index>, StoreError> {
-        current_index(&self.layout).await
+        current_index(&self.layout, None).await
     }
 
     /// Reserves `name` for a new environment of `backend`: picks a fresh id and creates its
@@ -217,8 +224,11 @@ impl std::ops::Deref for Listing {
 
 /// The current index: the cached one if `index.json` is unchanged (one `lstat`, or one read
 /// of the watch, on this thread), else read off the async threads.
-async fn current_index(layout: &Arc<Layout>) -> Result<Arc<Index>, StoreError> {
-    if let Some(index) = Index::cached(layout) {
+async fn current_index(
+    layout: &Arc<Layout>,
+    received: Option<Instant>,
+) -> Result<Arc<Index>, StoreError> {
+    if let Some(index) = Index::cached(layout, received) {
         return Ok(index);
     }
     let layout = layout.clone();

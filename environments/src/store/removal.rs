@@ -191,7 +191,7 @@ async fn remove_when(
     users: Users,
 ) -> Result<Option<Removal>, StoreError> {
     let committed = |index: Arc<Index>| index.environment(id).is_some();
-    if !is_environment_id(id) || !committed(current_index(&layout).await?) {
+    if !is_environment_id(id) || !committed(current_index(&layout, None).await?) {
         return Err(not_found(id));
     }
     let marker_path = layout.delete_lock(id);
@@ -203,7 +203,7 @@ async fn remove_when(
         None => return Err(not_found(id)),
     };
     // Removed by a removal that ended just before this one took the marker?
-    if !committed(current_index(&layout).await?) {
+    if !committed(current_index(&layout, None).await?) {
         return Err(not_found(id));
     }
     let gate_path = layout.use_lock(id);

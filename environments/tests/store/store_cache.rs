@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
+use std::time::Instant;
 
 use crate::store_support::{child_entry, create};
 use rustix::fs::inotify;
@@ -155,6 +156,30 @@ async fn list_of_an_unchanged_store_opens_no_file() {
         }
         assert_eq!(opened(&watch), Vec::<String>::new(), "{what}");
     }
+}
+
+/// A server's requests read together share one look at the watch: a lookup for a request
+/// read before the last look began takes that look's answer. A request read after another
+/// process's commit still sees it.
+#[tokio::test]
+async fn requests_read_before_the_last_look_share_it_and_later_ones_see_new_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("state")).unwrap();
+    list_often(&store).await;
+    let read_together = Instant::now();
+    assert!(store.listing(Some(read_together)).await.unwrap().is_empty());
+    let other = Store::open(store.dir()).unwrap();
+    let record = create(&other, "later").await;
+    assert!(
+        store.listing(Some(read_together)).await.unwrap().is_empty(),
+        "read before the look: its answer"
+    );
+    let read_after = Instant::now();
+    assert_eq!(
+        ids(&store.listing(Some(read_after)).await.unwrap()),
+        ids(std::slice::from_ref(&record))
+    );
+    assert_eq!(ids(&store.list().await.unwrap()), ids(&[record]));
 }
 
 /// Lists often enough that the store watches its directory instead of checking `index.json`

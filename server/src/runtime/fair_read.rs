@@ -12,6 +12,7 @@
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Instant;
 
 use tokio::io::{AsyncRead, ReadBuf};
 
@@ -25,17 +26,27 @@ pub const FAIR_READ_BYTES: usize = 64 * 1024;
 pub struct FairRead<R> {
     inner: R,
     in_a_row: usize,
+    last_read: Option<Instant>,
 }
 
 impl<R> FairRead<R> {
     /// Wraps `inner`.
     pub fn new(inner: R) -> Self {
-        FairRead { inner, in_a_row: 0 }
+        FairRead {
+            inner,
+            in_a_row: 0,
+            last_read: None,
+        }
     }
 
     /// The wrapped reader.
     pub fn get_ref(&self) -> &R {
         &self.inner
+    }
+
+    /// An instant taken after the last read that brought bytes had returned.
+    pub fn last_read(&self) -> Option<Instant> {
+        self.last_read
     }
 }
 
@@ -58,7 +69,11 @@ impl<R: AsyncRead + Unpin> AsyncRead for FairRead<R> {
                 Poll::Pending
             }
             Poll::Ready(result) => {
-                this.in_a_row += buf.filled().len() - before;
+                let read = buf.filled().len() - before;
+                if read > 0 {
+                    this.in_a_row += read;
+                    this.last_read = Some(Instant::now());
+                }
                 Poll::Ready(result)
             }
         }

@@ -36,6 +36,10 @@ impl FrameSource for BoxInput {
     fn poll_terminated(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         self.0.poll_terminated(cx)
     }
+
+    fn received(&self) -> Option<std::time::Instant> {
+        self.0.received()
+    }
 }
 
 /// Any connection's output.

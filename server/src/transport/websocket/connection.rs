@@ -100,7 +100,13 @@ impl Connection for WebSocketConnection {
         };
         tokio::spawn(writer.run());
         let outbound = Some(outbound);
-        (Inbound(received), Outbound { outbound, queued })
+        (
+            Inbound {
+                frames: received,
+                last: None,
+            },
+            Outbound { outbound, queued },
+        )
     }
 
     fn describe(&self, facts: &mut Extensions) {
@@ -245,19 +251,31 @@ impl Drop for Writer {
 }
 
 /// A WebSocket connection's payloads, for the session.
-pub struct Inbound(mpsc::Receiver<io::Result<Frame>>);
+pub struct Inbound {
+    frames: mpsc::Receiver<io::Result<Frame>>,
+    /// When the session took the last frame: its reader had read it before.
+    last: Option<std::time::Instant>,
+}
 
 impl Stream for Inbound {
     type Item = io::Result<Frame>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.0.poll_recv(cx)
+        let next = self.frames.poll_recv(cx);
+        if let Poll::Ready(Some(Ok(_))) = next {
+            self.last = Some(std::time::Instant::now());
+        }
+        next
     }
 }
 
 impl FrameSource for Inbound {
     fn has_buffered(&self) -> bool {
-        !self.0.is_empty()
+        !self.frames.is_empty()
+    }
+
+    fn received(&self) -> Option<std::time::Instant> {
+        self.last
     }
 }
 
