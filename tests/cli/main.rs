@@ -6,6 +6,7 @@ mod install_support;
 #[path = "../support/mod.rs"]
 mod support;
 
+mod binary;
 mod cli;
 mod cli_delete;
 mod cli_gc;
