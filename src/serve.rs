@@ -75,7 +75,7 @@ pub fn reference_server(config: &ServeConfig) -> Result<wsp_server::Server, Star
 /// Runs the reference server on stdin/stdout, or on its `--listen` addresses; returns the
 /// process exit status.
 pub fn run_reference_server(config: ServeConfig) -> i32 {
-    crate::logging::init(config.log_format);
+    let _log = crate::logging::init(config.log_format);
     match reference_server(&config) {
         Ok(server) if config.listen.addresses.is_empty() => server.run_stdio(),
         Ok(server) => {

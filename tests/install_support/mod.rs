@@ -3,11 +3,9 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use wsp_testing::{write_simple_index, Distribution};
+use wsp_testing::{write_simple_index, Distribution, StaticHttpServer};
 
 pub use crate::support::share_seed_cache;
 use crate::support::{request, Server};
@@ -201,60 +199,27 @@ pub async fn python(server: &mut Server, id: i64, env: &Value, code: &str) -> St
     ran["stdout"].as_str().expect("stdout").trim().to_owned()
 }
 
-/// A static HTTP server on loopback over `dir` (`python -m http.server`), killed on drop.
+/// A simple index over `files`, served on loopback (`python -m http.server`), killed on drop.
 pub struct IndexServer {
-    child: tokio::process::Child,
-    // Held open: the server must not write into a closed pipe.
-    _stdout: BufReader<tokio::process::ChildStdout>,
+    server: StaticHttpServer,
     pub url: String,
 }
 
 impl IndexServer {
-    /// Lays `files` out as a simple index in `dir` and serves it; the port is read from the
-    /// server's own first line.
+    /// Lays `files` out as a simple index in `dir` and serves it.
     pub async fn start(dir: &Path, files: &[PathBuf]) -> IndexServer {
         write_simple_index(dir, files).expect("the index is written");
         let python = wsp_testing::conda::pyenv_root()
             .expect("pyenv")
             .join("versions/3.12.1/bin/python3.12");
-        let mut child = tokio::process::Command::new(python)
-            .args(["-u", "-m", "http.server", "--bind", "127.0.0.1", "0"])
-            .current_dir(dir)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("http.server starts");
-        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut line = String::new();
-        stdout
-            .read_line(&mut line)
-            .await
-            .expect("http.server says where it serves");
-        // "Serving HTTP on 127.0.0.1 port 41234 (http://127.0.0.1:41234/) ..."
-        let port = line
-            .split("port ")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("no port in {line:?}"));
-        IndexServer {
-            child,
-            _stdout: stdout,
-            url: format!("http://127.0.0.1:{port}/simple/"),
-        }
+        let server = StaticHttpServer::start(python, dir).await;
+        let url = format!("{}/simple/", server.origin());
+        IndexServer { server, url }
     }
-}
 
-impl IndexServer {
     /// Stops serving: the server is killed and reaped, so its port refuses from now on.
-    pub async fn stop(mut self) {
-        let _ = self.child.kill().await;
-    }
-}
-
-impl Drop for IndexServer {
-    fn drop(&mut self) {
-        let _ = self.child.start_kill();
+    pub async fn stop(self) {
+        self.server.stop().await;
     }
 }
 

@@ -267,3 +267,23 @@ fn eof_with_stdout_full_exits_by_the_deadline() {
     );
     assert_eq!(status.code(), Some(0), "EOF ends the session with 0");
 }
+
+/// A client that pipes the server's stderr and never reads it, while the server logs at `debug`
+/// (about 190 bytes per request): the pipe fills after a few hundred requests, and the server
+/// keeps answering, dropping log lines instead of waiting to write them.
+#[tokio::test]
+async fn a_client_that_never_reads_stderr_is_still_answered() {
+    let mut server = Server::start(&[]);
+    server.initialize().await;
+    let all_answered = async {
+        for id in 2..3002 {
+            let answer = server.call(id, "environment/list", json!({})).await;
+            assert!(answer["result"].is_array(), "{answer}");
+        }
+    };
+    tokio::time::timeout(PATIENCE, all_answered)
+        .await
+        .expect("every request answered though stderr is never read");
+    let (status, _log) = server.finish().await;
+    assert_eq!(status, 0);
+}
