@@ -98,14 +98,19 @@ async fn twenty_concurrent_creates_with_one_name_have_one_winner() {
     assert_eq!(listed["result"].as_array().unwrap().len(), 1);
 }
 
+/// Two initialized servers on one state directory.
+async fn two_servers(state: &std::path::Path) -> (Server, Server) {
+    let mut a = Server::start_in(state, &[]);
+    let mut b = Server::start_in(state, &[]);
+    a.initialize().await;
+    b.initialize().await;
+    (a, b)
+}
+
 #[tokio::test]
 async fn two_servers_share_one_state_directory() {
     let temp = tempfile::tempdir().unwrap();
-    let state = temp.path().join("state");
-    let mut a = Server::start_in(&state, &[]);
-    let mut b = Server::start_in(&state, &[]);
-    a.initialize().await;
-    b.initialize().await;
+    let (mut a, mut b) = two_servers(&temp.path().join("state")).await;
     let id = a.create_environment(1, "shared").await["id"].clone();
     let seen = b.call(1, "environment/get", json!({"id": id})).await;
     assert_eq!(seen["result"]["name"], "shared", "{seen}");
@@ -156,11 +161,7 @@ async fn two_servers_share_one_state_directory() {
 #[tokio::test]
 async fn a_list_read_after_another_servers_create_sees_it() {
     let temp = tempfile::tempdir().unwrap();
-    let state = temp.path().join("state");
-    let mut a = Server::start_in(&state, &[]);
-    let mut b = Server::start_in(&state, &[]);
-    a.initialize().await;
-    b.initialize().await;
+    let (mut a, mut b) = two_servers(&temp.path().join("state")).await;
     let mut created = Vec::new();
     for round in 0..4 {
         let burst: Vec<Value> = (0..32)
@@ -172,12 +173,7 @@ async fn a_list_read_after_another_servers_create_sees_it() {
         let id = a.create_environment(round, &format!("seen-{round}")).await["id"].clone();
         created.push(id);
         let listed = b.call(9000 + round, "environment/list", json!(null)).await;
-        let ids: Vec<&Value> = listed["result"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| &e["id"])
-            .collect();
+        let ids = crate::listed_ids(&listed);
         assert_eq!(ids.len(), created.len(), "round {round}: {listed}");
         assert!(
             created.iter().all(|id| ids.contains(&id)),

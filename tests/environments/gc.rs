@@ -94,13 +94,7 @@ async fn gc_deletes_the_least_recently_used_first_and_never_one_in_use() {
     );
     assert_eq!(collected["result"]["disk_bytes"], busy_bytes);
     let listed = server.call(14, "environment/list", json!(null)).await;
-    let ids: Vec<&Value> = listed["result"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| &e["id"])
-        .collect();
-    assert_eq!(ids, [&busy], "{listed}");
+    assert_eq!(crate::listed_ids(&listed), [&busy], "{listed}");
 
     // Once the command ends, the environment is no longer in use.
     assert!(crate::support::is_running(sleeper));

@@ -21,3 +21,13 @@ mod reuse;
 mod sandbox;
 mod streaming;
 mod views;
+
+/// The ids of an `environment/list` answer.
+fn listed_ids(listed: &serde_json::Value) -> Vec<&serde_json::Value> {
+    let listed = listed["result"].as_array();
+    let listed = listed.unwrap_or_else(|| panic!("a list answer: {listed:?}"));
+    listed
+        .iter()
+        .map(|environment| &environment["id"])
+        .collect()
+}
