@@ -5,7 +5,9 @@ packages from a local mirror: the time from submitting 100 tasks to the first re
     pip download --dest MIRROR pandas==2.3.3          # the mirror, made once
     python integrations/ray/bench.py --mirror MIRROR --packages pandas==2.3.3 --reps 3
 
-Needs ray, uv (for Ray's own uv runtime env) and wsp-ray in the Python that runs it. Each cold
+Needs ray and wsp-ray in the Python that runs it, with pip and virtualenv there too for Ray's own
+pip runtime env (a venv made by `uv venv` has neither: `uv pip install pip virtualenv`), and uv on
+PATH for Ray's own uv runtime env. The run checks them before it starts a cluster. Each cold
 spec is made distinct by a tiny salt wheel of its own, added to the mirror's copy here.
 """
 
@@ -89,6 +91,23 @@ def setup_times(agent_log: Path) -> list:
     return durations
 
 
+def missing_tools(modes: list) -> list:
+    """What the runtime envs of `modes` need and this Python or PATH lacks."""
+    import importlib.util
+
+    missing = []
+    if "pip" in modes:
+        for module in ("pip", "virtualenv"):
+            if importlib.util.find_spec(module) is None:
+                missing.append(
+                    f"Ray's pip runtime env needs {module} in {sys.executable} "
+                    f"(`uv pip install --python {sys.executable} {module}`)"
+                )
+    if "uv" in modes and shutil.which("uv") is None:
+        missing.append("Ray's uv runtime env needs uv on PATH")
+    return missing
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mirror", type=Path, help="a directory of wheels (pip download)")
@@ -110,6 +129,9 @@ def main() -> None:
     if not args.mirror or not args.packages:
         parser.error("--mirror and --packages are needed for a run")
     module = args.module or args.packages[0].split("==")[0].split("[")[0].replace("-", "_")
+    missing = missing_tools(args.modes)
+    if missing:
+        parser.error("; ".join(missing))
 
     work = Path(tempfile.mkdtemp(prefix="wsp-ray-bench-"))
     mirror = work / "mirror"
