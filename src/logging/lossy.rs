@@ -1,7 +1,7 @@
 //! Log lines handed to a thread that writes them to stderr, dropped when too many wait.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,6 +10,10 @@ use tracing_subscriber::fmt::MakeWriter;
 
 /// Log lines that may wait for stderr; more are dropped.
 const WAITING_LINES: usize = 1024;
+
+/// Bytes of log lines that may wait for stderr; a line that would make more is dropped (a line
+/// can hold what a client sent, a method name, say).
+const WAITING_BYTES: usize = 1 << 20;
 
 /// How long the end of the process waits for the lines still waiting to be written.
 const LAST_WRITE: Duration = Duration::from_secs(1);
@@ -24,21 +28,25 @@ enum Line {
 /// lines handed over before are written, then says how many were dropped, if any.
 pub struct LogThread {
     lines: SyncSender<Line>,
+    waiting: Arc<AtomicUsize>,
     dropped: Arc<AtomicU64>,
 }
 
 impl LogThread {
     /// Starts the thread. If it can't be started, lines are dropped (and counted) instead.
     pub fn start() -> LogThread {
-        let (lines, waiting) = sync_channel(WAITING_LINES);
+        let (lines, to_write) = sync_channel(WAITING_LINES);
+        let waiting = Arc::new(AtomicUsize::new(0));
+        let written = Arc::clone(&waiting);
         let started = std::thread::Builder::new()
             .name("wsp-log".into())
-            .spawn(move || write_all(waiting));
+            .spawn(move || write_all(to_write, &written));
         if let Err(error) = started {
             eprintln!("wsp: cannot start the log thread ({error}); logs are dropped");
         }
         LogThread {
             lines,
+            waiting,
             dropped: Arc::default(),
         }
     }
@@ -47,6 +55,7 @@ impl LogThread {
     pub fn writer(&self) -> LossyStderr {
         LossyStderr {
             lines: self.lines.clone(),
+            waiting: Arc::clone(&self.waiting),
             dropped: Arc::clone(&self.dropped),
         }
     }
@@ -57,7 +66,7 @@ impl Drop for LogThread {
         let dropped = self.dropped.load(Ordering::Relaxed);
         if dropped > 0 {
             let note = format!("wsp: {dropped} log lines were dropped: stderr took too long\n");
-            let _ = self.lines.try_send(Line::Text(note.into_bytes()));
+            let _ = self.writer().write(note.as_bytes());
         }
         let (done, finished) = sync_channel(1);
         if self.lines.try_send(Line::Finish(done)).is_ok() {
@@ -66,12 +75,13 @@ impl Drop for LogThread {
     }
 }
 
-fn write_all(waiting: Receiver<Line>) {
+fn write_all(to_write: Receiver<Line>, waiting: &AtomicUsize) {
     let mut stderr = std::io::stderr();
-    for line in waiting {
+    for line in to_write {
         match line {
             Line::Text(text) => {
                 let _ = stderr.write_all(&text);
+                waiting.fetch_sub(text.len(), Ordering::AcqRel);
             }
             Line::Finish(done) => {
                 let _ = done.send(());
@@ -80,22 +90,29 @@ fn write_all(waiting: Receiver<Line>) {
     }
 }
 
-/// Hands each event's text to the [`LogThread`], or drops it when [`WAITING_LINES`] wait.
+/// Hands each event's text to the [`LogThread`], or drops it when [`WAITING_LINES`] or
+/// [`WAITING_BYTES`] wait.
 #[derive(Clone)]
 pub struct LossyStderr {
     lines: SyncSender<Line>,
+    waiting: Arc<AtomicUsize>,
     dropped: Arc<AtomicU64>,
 }
 
 impl Write for LossyStderr {
     fn write(&mut self, text: &[u8]) -> std::io::Result<usize> {
-        match self.lines.try_send(Line::Text(text.to_vec())) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-                self.dropped.fetch_add(1, Ordering::Relaxed);
-            }
+        let len = text.len();
+        let before = self.waiting.fetch_add(len, Ordering::AcqRel);
+        let sent = before.saturating_add(len) <= WAITING_BYTES
+            && match self.lines.try_send(Line::Text(text.to_vec())) {
+                Ok(()) => true,
+                Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => false,
+            };
+        if !sent {
+            self.waiting.fetch_sub(len, Ordering::AcqRel);
+            self.dropped.fetch_add(1, Ordering::Relaxed);
         }
-        Ok(text.len())
+        Ok(len)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {

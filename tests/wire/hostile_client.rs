@@ -287,3 +287,26 @@ async fn a_client_that_never_reads_stderr_is_still_answered() {
     let (status, _log) = server.finish().await;
     assert_eq!(status, 0);
 }
+
+/// The same client sending requests whose method names are 256 KiB each: every one of them is
+/// in a log line (the request's span), and the lines waiting for stderr are bounded by their
+/// bytes, so the server's memory stays small while 100 MiB of such lines are dropped.
+#[tokio::test]
+async fn log_lines_waiting_for_an_unread_stderr_are_bounded_by_their_bytes() {
+    let mut server = Server::start(&[]);
+    server.initialize().await;
+    let method = "m".repeat(256 << 10);
+    let all_answered = async {
+        for id in 2..402 {
+            let answer = server.call(id, &method, json!({})).await;
+            assert_eq!(error_code(&answer), -32601);
+        }
+    };
+    tokio::time::timeout(PATIENCE, all_answered)
+        .await
+        .expect("every request answered though stderr is never read");
+    let peak = server.peak_rss_mib();
+    assert!(peak < 64.0, "peak RSS {peak:.1} MiB");
+    let (status, _log) = server.finish().await;
+    assert_eq!(status, 0);
+}
