@@ -100,25 +100,26 @@ struct Bound {
     route: Box<dyn Route>,
     /// Shared by every connection's clone of the router.
     schema: Arc<MethodSchema>,
-    /// Its handler answered ready and has not been started since.
-    ready: bool,
 }
 
 impl Clone for Bound {
-    /// A clone of a handler must be polled for readiness on its own.
     fn clone(&self) -> Self {
         Bound {
             route: self.route.clone_box(),
             schema: Arc::clone(&self.schema),
-            ready: false,
         }
     }
 }
 
 /// Method names bound to handlers.
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub struct Router {
-    routes: BTreeMap<String, Bound>,
+    /// Each method's place in `bound`.
+    routes: BTreeMap<String, usize>,
+    bound: Vec<Bound>,
+    /// The places in `bound` of the handlers that have not answered ready since they were
+    /// bound, cloned or last started: only those are polled for readiness.
+    unready: Vec<usize>,
     notifications: BTreeMap<String, NotificationHandler>,
     flows: BTreeMap<String, Arc<dyn FlowHandler>>,
     other_notifications: Option<NotificationHandler>,
@@ -150,8 +151,21 @@ impl Router {
         method: &str,
         handler: impl IntoHandler<P, K>,
     ) -> Self {
-        self.routes
-            .insert(method.to_owned(), bound::<P, K, _>(handler));
+        let bound = bound::<P, K, _>(handler);
+        let place = match self.routes.get(method) {
+            Some(&place) => {
+                self.bound[place] = bound;
+                place
+            }
+            None => {
+                self.bound.push(bound);
+                self.routes.insert(method.to_owned(), self.bound.len() - 1);
+                self.bound.len() - 1
+            }
+        };
+        if !self.unready.contains(&place) {
+            self.unready.push(place);
+        }
         self
     }
 
@@ -220,7 +234,7 @@ impl Router {
         let methods = self
             .routes
             .iter()
-            .map(|(name, bound)| (name.clone(), MethodSchema::clone(&bound.schema)))
+            .map(|(name, &place)| (name.clone(), MethodSchema::clone(&self.bound[place].schema)))
             .collect();
         schema::document(&methods)
     }
@@ -232,12 +246,10 @@ impl Router {
 
     /// Ready when every bound handler is.
     pub(crate) fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<()> {
-        let mut ready = true;
-        for bound in self.routes.values_mut().filter(|bound| !bound.ready) {
-            bound.ready = bound.route.poll_ready(cx).is_ready();
-            ready &= bound.ready;
-        }
-        if ready {
+        let bound = &mut self.bound;
+        self.unready
+            .retain(|&place| bound[place].route.poll_ready(cx).is_pending());
+        if self.unready.is_empty() {
             Poll::Ready(())
         } else {
             Poll::Pending
@@ -246,10 +258,12 @@ impl Router {
 
     /// The router's read-time step: settles `call` with its handler's future or an answer.
     pub(crate) fn admit(&mut self, call: &mut Call) {
-        match self.routes.get_mut(&call.method) {
-            Some(bound) => {
-                bound.ready = false;
-                bound.route.start(call, &self.connection);
+        match self.routes.get(&call.method) {
+            Some(&place) => {
+                if !self.unready.contains(&place) {
+                    self.unready.push(place);
+                }
+                self.bound[place].route.start(call, &self.connection);
             }
             None => {
                 let missing = error::method_not_found(&call.method);
@@ -267,7 +281,21 @@ fn bound<P: Params + Send + 'static, K, I: IntoHandler<P, K>>(handler: I) -> Bou
             params: PhantomData::<fn() -> P>,
         }),
         schema: Arc::new(schema),
-        ready: false,
+    }
+}
+
+impl Clone for Router {
+    /// Each handler of the clone is polled for readiness on its own before its first call.
+    fn clone(&self) -> Self {
+        Router {
+            routes: self.routes.clone(),
+            bound: self.bound.clone(),
+            unready: (0..self.bound.len()).collect(),
+            notifications: self.notifications.clone(),
+            flows: self.flows.clone(),
+            other_notifications: self.other_notifications.clone(),
+            connection: Arc::clone(&self.connection),
+        }
     }
 }
 
