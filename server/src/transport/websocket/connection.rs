@@ -193,10 +193,7 @@ impl Writer {
                     Some(payload) => {
                         let len = payload.len();
                         let sent = match Utf8Bytes::try_from(payload) {
-                            Ok(text) => {
-                                tokio::time::timeout(patience, self.sink.send(Message::Text(text)))
-                                    .await
-                            }
+                            Ok(text) => send_within(&mut self.sink, Message::Text(text), patience).await,
                             Err(_) => Ok(Ok(())),
                         };
                         self.queued.written(len);
@@ -240,6 +237,20 @@ impl Writer {
             let _ = self.sink.close().await;
         })
         .await;
+    }
+}
+
+/// Sends `message`, giving up after `patience` if the peer takes nothing meanwhile. The timer
+/// is set only when the send has to wait: most sends finish at once.
+async fn send_within(
+    sink: &mut Sink_,
+    message: Message,
+    patience: Duration,
+) -> Result<Result<(), WsError>, tokio::time::error::Elapsed> {
+    let mut send = std::pin::pin!(sink.send(message));
+    match futures::poll!(send.as_mut()) {
+        Poll::Ready(sent) => Ok(sent),
+        Poll::Pending => tokio::time::timeout(patience, send).await,
     }
 }
 
