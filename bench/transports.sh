@@ -62,7 +62,7 @@ start_server() {
     esac
     SERVER_PID=$!
     local line="" tries=0
-    until line="$(grep -m1 -o 'listening on [^ ]*' "$2")"; do
+    until line="$(listening_line "$2")"; do
         tries=$((tries + 1))
         if ((tries > 200)) || ! kill -0 "$SERVER_PID" 2>/dev/null; then
             echo "$1 did not start listening; its stderr:" >&2 && cat "$2" >&2
@@ -70,7 +70,20 @@ start_server() {
         fi
         sleep 0.05
     done
-    ADDRESS="${line#listening on }"
+    ADDRESS="${line%% *}"
+}
+
+# Prints the address of the first whole line of file $1 that says `listening on ADDRESS`; fails
+# while there is none (a line still being written, with no newline yet, does not count).
+listening_line() {
+    local line
+    while IFS= read -r line; do
+        if [[ "$line" == *"listening on "* ]]; then
+            echo "${line#*listening on }"
+            return 0
+        fi
+    done <"$1"
+    return 1
 }
 
 stop_server() {
