@@ -27,9 +27,7 @@ enum Line {
 /// The thread that writes log lines to stderr. Dropping it waits (a bounded time) until the
 /// lines handed over before are written, then says how many were dropped, if any.
 pub struct LogThread {
-    lines: SyncSender<Line>,
-    waiting: Arc<AtomicUsize>,
-    dropped: Arc<AtomicU64>,
+    writer: LossyStderr,
 }
 
 impl LogThread {
@@ -45,31 +43,29 @@ impl LogThread {
             eprintln!("wsp: cannot start the log thread ({error}); logs are dropped");
         }
         LogThread {
-            lines,
-            waiting,
-            dropped: Arc::default(),
+            writer: LossyStderr {
+                lines,
+                waiting,
+                dropped: Arc::default(),
+            },
         }
     }
 
     /// What the subscriber writes events with.
     pub fn writer(&self) -> LossyStderr {
-        LossyStderr {
-            lines: self.lines.clone(),
-            waiting: Arc::clone(&self.waiting),
-            dropped: Arc::clone(&self.dropped),
-        }
+        self.writer.clone()
     }
 }
 
 impl Drop for LogThread {
     fn drop(&mut self) {
-        let dropped = self.dropped.load(Ordering::Relaxed);
+        let dropped = self.writer.dropped.load(Ordering::Relaxed);
         if dropped > 0 {
             let note = format!("wsp: {dropped} log lines were dropped: stderr took too long\n");
-            let _ = self.writer().write(note.as_bytes());
+            let _ = self.writer.write(note.as_bytes());
         }
         let (done, finished) = sync_channel(1);
-        if self.lines.try_send(Line::Finish(done)).is_ok() {
+        if self.writer.lines.try_send(Line::Finish(done)).is_ok() {
             let _: Result<(), RecvTimeoutError> = finished.recv_timeout(LAST_WRITE);
         }
     }

@@ -268,6 +268,24 @@ fn eof_with_stdout_full_exits_by_the_deadline() {
     assert_eq!(status.code(), Some(0), "EOF ends the session with 0");
 }
 
+/// Sends `count` requests of `method`, one after another, to `server` (whose stderr the test
+/// never reads), checks each answer with `check`, and fails unless all are answered in time.
+async fn answered_with_stderr_unread(
+    server: &mut Server,
+    method: &str,
+    count: i64,
+    check: impl Fn(&Value),
+) {
+    let all_answered = async {
+        for id in 2..2 + count {
+            check(&server.call(id, method, json!({})).await);
+        }
+    };
+    tokio::time::timeout(PATIENCE, all_answered)
+        .await
+        .expect("every request answered though stderr is never read");
+}
+
 /// A client that pipes the server's stderr and never reads it, while the server logs at `debug`
 /// (about 190 bytes per request): the pipe fills after a few hundred requests, and the server
 /// keeps answering, dropping log lines instead of waiting to write them.
@@ -275,15 +293,10 @@ fn eof_with_stdout_full_exits_by_the_deadline() {
 async fn a_client_that_never_reads_stderr_is_still_answered() {
     let mut server = Server::start(&[]);
     server.initialize().await;
-    let all_answered = async {
-        for id in 2..3002 {
-            let answer = server.call(id, "environment/list", json!({})).await;
-            assert!(answer["result"].is_array(), "{answer}");
-        }
-    };
-    tokio::time::timeout(PATIENCE, all_answered)
-        .await
-        .expect("every request answered though stderr is never read");
+    answered_with_stderr_unread(&mut server, "environment/list", 3000, |answer| {
+        assert!(answer["result"].is_array(), "{answer}");
+    })
+    .await;
     let (status, _log) = server.finish().await;
     assert_eq!(status, 0);
 }
@@ -296,15 +309,10 @@ async fn log_lines_waiting_for_an_unread_stderr_are_bounded_by_their_bytes() {
     let mut server = Server::start(&[]);
     server.initialize().await;
     let method = "m".repeat(256 << 10);
-    let all_answered = async {
-        for id in 2..402 {
-            let answer = server.call(id, &method, json!({})).await;
-            assert_eq!(error_code(&answer), -32601);
-        }
-    };
-    tokio::time::timeout(PATIENCE, all_answered)
-        .await
-        .expect("every request answered though stderr is never read");
+    answered_with_stderr_unread(&mut server, &method, 400, |answer| {
+        assert_eq!(error_code(answer), -32601);
+    })
+    .await;
     let peak = server.peak_rss_mib();
     assert!(peak < 64.0, "peak RSS {peak:.1} MiB");
     let (status, _log) = server.finish().await;
