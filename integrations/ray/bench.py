@@ -1,6 +1,8 @@
 """wsp-ray against Ray's own `pip` and `uv` runtime envs, on one local Ray cluster, with the same
 packages from a local mirror: the time from submitting 100 tasks to the first result and to all
 100, cold (a spec this cluster has never built) and warm (the same spec again, in a new job).
+`--modes none` adds the floor: no runtime env at all, the packages already installed in the
+Python that runs this (what no environment layer can beat: a worker's start and its imports).
 
     pip download --dest MIRROR pandas==2.3.3          # the mirror, made once
     python integrations/ray/bench.py --mirror MIRROR --packages pandas==2.3.3 --reps 3
@@ -30,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).parent / "tests"))
 from support import make_wheel  # noqa: E402
 
 MODES = ("wsp", "pip", "uv")
+FLOOR = "none"
 
 
 @ray.remote(num_cpus=1)
@@ -45,6 +48,8 @@ def runtime_env(mode: str, packages: list, mirror: Path, backend: str) -> dict:
     local = ["--no-index", "--find-links", str(mirror)]
     if mode == "wsp":
         return {"wsp": {"packages": packages, "find_links": [str(mirror)], "no_index": True, "backend": backend}}
+    if mode == FLOOR:
+        return {}
     if mode == "pip":
         return {"pip": {"packages": packages, "pip_install_options": local}}
     # Ray's default uv options are ["--no-cache"]; giving options replaces them, so it is kept.
@@ -91,11 +96,16 @@ def setup_times(agent_log: Path) -> list:
     return durations
 
 
-def missing_tools(modes: list) -> list:
+def missing_tools(modes: list, module: str, packages: list) -> list:
     """What the runtime envs of `modes` need and this Python or PATH lacks."""
     import importlib.util
 
     missing = []
+    if FLOOR in modes and importlib.util.find_spec(module) is None:
+        missing.append(
+            f"the floor needs {module} in {sys.executable} (`uv pip install --python "
+            f"{sys.executable} --no-index --find-links MIRROR {' '.join(packages)}`)"
+        )
     if "pip" in modes:
         for module in ("pip", "virtualenv"):
             if importlib.util.find_spec(module) is None:
@@ -117,7 +127,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=100)
     parser.add_argument("--cpus", type=int, default=2)
     parser.add_argument("--backend", default="venv", help="wsp's backend: venv, uv or conda")
-    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
+    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=[*MODES, FLOOR])
     parser.add_argument("--out", type=Path, default=None, help="write every measurement here (JSON)")
     parser.add_argument("--agent-log", type=Path, default=None,
                         help="only print the setup times in this runtime_env_agent.log")
@@ -129,7 +139,7 @@ def main() -> None:
     if not args.mirror or not args.packages:
         parser.error("--mirror and --packages are needed for a run")
     module = args.module or args.packages[0].split("==")[0].split("[")[0].replace("-", "_")
-    missing = missing_tools(args.modes)
+    missing = missing_tools(args.modes, module, args.packages)
     if missing:
         parser.error("; ".join(missing))
 

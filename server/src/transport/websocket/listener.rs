@@ -107,6 +107,8 @@ async fn upgrade(
     peer: SocketAddr,
     config: &WebSocketConfig,
 ) -> io::Result<WebSocketConnection> {
+    // Each answer is one write: sent at once, never held back for the peer's ACK of the last.
+    stream.set_nodelay(true)?;
     let stream = secure(stream, config).await?;
     // tungstenite zero-fills its read buffer up to this size before every read: its default
     // (128 KiB) costs every message a 128 KiB memset and every idle connection 128 KiB.
