@@ -7,10 +7,11 @@ Python that runs this (what no environment layer can beat: a worker's start and 
     pip download --dest MIRROR pandas==2.3.3          # the mirror, made once
     python integrations/ray/bench.py --mirror MIRROR --packages pandas==2.3.3 --reps 3
 
-Needs ray and wsp-ray in the Python that runs it, with pip and virtualenv there too for Ray's own
-pip runtime env (a venv made by `uv venv` has neither: `uv pip install pip virtualenv`), and uv on
-PATH for Ray's own uv runtime env. The run checks them before it starts a cluster. Each cold
-spec is made distinct by a tiny salt wheel of its own, added to the mirror's copy here.
+Needs ray and wsp-ray in the Python that runs it; virtualenv there too for Ray's own pip and uv
+runtime envs, and pip for its pip runtime env (a venv made by `uv venv` has neither: `uv pip
+install pip virtualenv`); and uv on PATH for Ray's own uv runtime env. The run checks them
+before it starts a cluster. Each cold spec is made distinct by a tiny salt wheel of its own,
+added to the mirror's copy here.
 """
 
 from __future__ import annotations
@@ -106,11 +107,13 @@ def missing_tools(modes: list, module: str, packages: list) -> list:
             f"the floor needs {module} in {sys.executable} (`uv pip install --python "
             f"{sys.executable} --no-index --find-links MIRROR {' '.join(packages)}`)"
         )
-    if "pip" in modes:
-        for module in ("pip", "virtualenv"):
+    # Ray makes the virtualenv of its pip and uv runtime envs with virtualenv, and pip's with pip.
+    needs = {"pip": ("pip", "virtualenv"), "uv": ("virtualenv",)}
+    for mode in ("pip", "uv"):
+        for module in needs[mode] if mode in modes else ():
             if importlib.util.find_spec(module) is None:
                 missing.append(
-                    f"Ray's pip runtime env needs {module} in {sys.executable} "
+                    f"Ray's {mode} runtime env needs {module} in {sys.executable} "
                     f"(`uv pip install --python {sys.executable} {module}`)"
                 )
     if "uv" in modes and shutil.which("uv") is None:
