@@ -5,9 +5,10 @@
 //!
 //! Lines are written by a thread of their own ([`lossy`]). A client that pipes the server's
 //! stderr and never reads it fills the pipe; the server then drops log lines instead of
-//! stopping to serve until someone reads.
+//! stopping to serve until someone reads. Panics go through the log too ([`panics`]).
 
 mod lossy;
+mod panics;
 
 use tracing_subscriber::EnvFilter;
 
@@ -33,5 +34,6 @@ pub fn init(format: LogFormat) -> LogThread {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),
     };
+    panics::log_panics();
     thread
 }

@@ -191,11 +191,7 @@ impl Writer {
                 Some(frame) = self.closing.recv() => break frame,
                 payload = self.to_send.recv() => match payload {
                     Some(payload) => {
-                        let len = payload.len();
-                        let sent = match Utf8Bytes::try_from(payload) {
-                            Ok(text) => send_within(&mut self.sink, Message::Text(text), patience).await,
-                            Err(_) => Ok(Ok(())),
-                        };
+                        let (sent, len) = send_batch(&mut self.sink, &mut self.to_send, payload, patience).await;
                         self.queued.written(len);
                         match sent {
                             Ok(Ok(())) => {}
@@ -240,18 +236,40 @@ impl Writer {
     }
 }
 
-/// Sends `message`, giving up after `patience` if the peer takes nothing meanwhile. The timer
-/// is set only when the send has to wait: most sends finish at once.
-async fn send_within(
+/// Sends `first` and every answer already queued behind it, then flushes once: answers that
+/// wait together leave in one write. Gives up after `patience` if the peer takes nothing
+/// meanwhile; the timer is set only when the sending has to wait, as most finishes at once.
+/// Also says how many payload bytes it took from the queue.
+async fn send_batch(
     sink: &mut Sink_,
-    message: Message,
+    to_send: &mut mpsc::UnboundedReceiver<Bytes>,
+    first: Bytes,
     patience: Duration,
-) -> Result<Result<(), WsError>, tokio::time::error::Elapsed> {
-    let mut send = std::pin::pin!(sink.send(message));
-    match futures::poll!(send.as_mut()) {
-        Poll::Ready(sent) => Ok(sent),
-        Poll::Pending => tokio::time::timeout(patience, send).await,
-    }
+) -> (
+    Result<Result<(), WsError>, tokio::time::error::Elapsed>,
+    usize,
+) {
+    let mut taken = 0;
+    let sent = {
+        let send = async {
+            let mut next = Some(first);
+            while let Some(payload) = next.take() {
+                taken += payload.len();
+                // Answers are serialized JSON: always UTF-8.
+                if let Ok(text) = Utf8Bytes::try_from(payload) {
+                    sink.feed(Message::Text(text)).await?;
+                }
+                next = to_send.try_recv().ok();
+            }
+            sink.flush().await
+        };
+        let mut send = std::pin::pin!(send);
+        match futures::poll!(send.as_mut()) {
+            Poll::Ready(sent) => Ok(sent),
+            Poll::Pending => tokio::time::timeout(patience, send).await,
+        }
+    };
+    (sent, taken)
 }
 
 impl Drop for Writer {
