@@ -211,8 +211,11 @@ where
         rt.block_on(measured(root.clone()));
         total += start.elapsed();
         assert!(
-            root.join(format!("conda-meta/wsp-bench-{:02}-1.0-0.json", PACKAGES - 1))
-                .is_file(),
+            root.join(format!(
+                "conda-meta/wsp-bench-{:02}-1.0-0.json",
+                PACKAGES - 1
+            ))
+            .is_file(),
             "the last package is installed"
         );
         std::fs::remove_dir_all(&root).expect("the prefix removed");
