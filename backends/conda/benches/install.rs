@@ -241,6 +241,7 @@ fn install(c: &mut Criterion) {
     group
         .sample_size(30)
         .measurement_time(Duration::from_secs(20));
+    settle();
     group.bench_function("wsp provision + install", |b| {
         b.iter_custom(|iters| {
             let prepare = |_| async {};
@@ -254,6 +255,7 @@ fn install(c: &mut Criterion) {
             timed(&rt, &setup, iters, prepare, measured)
         })
     });
+    settle();
     group.bench_function("wsp install", |b| {
         b.iter_custom(|iters| {
             let backend = &backend;
@@ -262,6 +264,7 @@ fn install(c: &mut Criterion) {
             timed(&rt, &setup, iters, prepare, measured)
         })
     });
+    settle();
     group.bench_function("rattler gateway + solve + Installer", |b| {
         b.iter_custom(|iters| {
             let prepare = |_| async {};
@@ -276,6 +279,7 @@ fn install(c: &mut Criterion) {
             timed(&rt, &setup, iters, prepare, measured)
         })
     });
+    settle();
     group.bench_function("rattler Installer (pre-solved)", |b| {
         b.iter_custom(|iters| {
             let prepare = |_| async {};
@@ -287,6 +291,12 @@ fn install(c: &mut Criterion) {
         })
     });
     group.finish();
+}
+
+/// Writes out what earlier cases left dirty, so that its writeback lands in no later case's
+/// clock.
+fn settle() {
+    rustix::fs::sync();
 }
 
 /// The backend, after one create with the packages has filled the package cache and the
