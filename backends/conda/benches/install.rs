@@ -205,6 +205,7 @@ where
     P: std::future::Future<Output = ()>,
     M: std::future::Future<Output = ()>,
 {
+    let last = format!("conda-meta/wsp-bench-{:02}-1.0-0.json", PACKAGES - 1);
     let mut total = Duration::ZERO;
     for _ in 0..iters {
         let root = setup.fresh_root();
@@ -212,14 +213,7 @@ where
         let start = Instant::now();
         rt.block_on(measured(root.clone()));
         total += start.elapsed();
-        assert!(
-            root.join(format!(
-                "conda-meta/wsp-bench-{:02}-1.0-0.json",
-                PACKAGES - 1
-            ))
-            .is_file(),
-            "the last package is installed"
-        );
+        assert!(root.join(&last).is_file(), "the last package is installed");
     }
     total
 }
@@ -244,7 +238,6 @@ fn install(c: &mut Criterion) {
     settle();
     group.bench_function("wsp provision + install", |b| {
         b.iter_custom(|iters| {
-            let prepare = |_| async {};
             let measured = |root: PathBuf| {
                 let backend = &backend;
                 async move {
@@ -252,7 +245,7 @@ fn install(c: &mut Criterion) {
                     wsp_install(backend, &root, names).await;
                 }
             };
-            timed(&rt, &setup, iters, prepare, measured)
+            timed(&rt, &setup, iters, |_| async {}, measured)
         })
     });
     settle();
@@ -267,7 +260,6 @@ fn install(c: &mut Criterion) {
     settle();
     group.bench_function("rattler gateway + solve + Installer", |b| {
         b.iter_custom(|iters| {
-            let prepare = |_| async {};
             let measured = |root: PathBuf| {
                 let (setup, specs) = (&setup, specs.clone());
                 async move {
@@ -276,18 +268,17 @@ fn install(c: &mut Criterion) {
                     rattler_install(&cache, &root, specs, records).await;
                 }
             };
-            timed(&rt, &setup, iters, prepare, measured)
+            timed(&rt, &setup, iters, |_| async {}, measured)
         })
     });
     settle();
     group.bench_function("rattler Installer (pre-solved)", |b| {
         b.iter_custom(|iters| {
-            let prepare = |_| async {};
             let measured = |root: PathBuf| {
                 let (setup, specs, records) = (&setup, specs.clone(), solved.clone());
                 async move { rattler_install(&setup.package_cache(), &root, specs, records).await }
             };
-            timed(&rt, &setup, iters, prepare, measured)
+            timed(&rt, &setup, iters, |_| async {}, measured)
         })
     });
     group.finish();
