@@ -4,17 +4,19 @@
 //! The order: compute the transaction against the prefix's checked records; fetch every
 //! package to install into the package cache (under the cache's global lock) and check its
 //! metadata ([`check_extracted_package`]) and that no directory it links into is a symlink;
-//! then remove the packages that go ([`remove_packages`], which never follows a symlink); then
-//! let rattler's installer link the rest, on a task of its own so that a panic is caught. A
-//! refusal in the first steps leaves the prefix as it was.
+//! then remove the pip stubs if a package links a file under a pip name, and the packages that
+//! go ([`remove_packages`], which never follows a symlink); then let rattler's installer link
+//! the rest, on a task of its own so that a panic is caught. A refusal in the first steps
+//! leaves the prefix as it was.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use rattler::install::{Installer, InstallerError, PythonInfo, Transaction};
 use rattler::package_cache::PackageCache;
-use rattler_conda_types::{MatchSpec, PrefixRecord, RepoDataRecord};
+use rattler_conda_types::{MatchSpec, ParseStrictness, PrefixRecord, RepoDataRecord};
 use rattler_networking::{retry_policies::default_retry_policy, LazyClient};
 use wsp_backend::BackendError;
 use wsp_protocol::FailureReason;
@@ -45,15 +47,6 @@ pub(crate) async fn apply(
     steps: &Steps,
     reasons: &Reasons,
 ) -> Result<(), BackendError> {
-    // A pip package may take the names of the stubs; the free ones get them back afterwards.
-    if let Err(error) = wsp_install::remove_pip_stubs(prefix.path()) {
-        let doing = "removing the pip stubs";
-        return Err(BackendError::caused_by(
-            reasons.failed.clone(),
-            doing,
-            error,
-        ));
-    }
     let applied = apply_transaction(
         channels, &prefix, installed, desired, requested, steps, reasons,
     )
@@ -115,7 +108,13 @@ async fn apply_transaction(
                 BackendError::caused_by(reasons.fetch.clone(), "locking the package cache", error)
             })?;
         let package_dirs = fetch(&channels.package_cache, &to_install, reasons).await?;
-        check_packages(prefix, package_dirs, python, reasons).await?;
+        let takes_pip_names = check_packages(prefix, package_dirs, python, reasons).await?;
+        // The package's own files replace the stubs; names left free get them back afterwards.
+        if takes_pip_names {
+            wsp_install::remove_pip_stubs(prefix.path()).map_err(|error| {
+                BackendError::caused_by(reasons.failed.clone(), "removing the pip stubs", error)
+            })?;
+        }
     }
 
     let (removed, kept): (Vec<Installed>, Vec<Installed>) = installed
@@ -140,6 +139,7 @@ async fn apply_transaction(
         .map_err(|error| error.with_reason(reasons.failed.clone()))?;
     }
 
+    let requested = still_requested(requested, &kept_records);
     let mut installer = Installer::new()
         .with_package_cache(channels.package_cache.clone())
         .with_target_platform(channels.platform)
@@ -170,6 +170,32 @@ async fn apply_transaction(
             error => BackendError::caused_by(reason, doing, error),
         }
     })
+}
+
+/// `requested` and, for each kept package that none of them names, the specs its record says
+/// it was requested by: rattler's installer clears (and rewrites) the record of every kept
+/// package it is given no spec for. A recorded spec that does not parse, or names another
+/// package, is dropped.
+fn still_requested(mut requested: Vec<MatchSpec>, kept: &[PrefixRecord]) -> Vec<MatchSpec> {
+    let exact = |spec: &MatchSpec| {
+        spec.name
+            .as_exact()
+            .map(|name| name.as_normalized().to_owned())
+    };
+    let named: BTreeSet<String> = requested.iter().filter_map(exact).collect();
+    for record in kept {
+        let name = record.repodata_record.package_record.name.as_normalized();
+        if named.contains(name) {
+            continue;
+        }
+        let recorded = record
+            .requested_specs
+            .iter()
+            .filter_map(|text| MatchSpec::from_str(text, ParseStrictness::Lenient).ok())
+            .filter(|spec| exact(spec).as_deref() == Some(name));
+        requested.extend(recorded);
+    }
+    requested
 }
 
 /// Fetches each record's package into the cache; returns the extracted directories.
@@ -230,20 +256,23 @@ async fn fetch(
     Ok(dirs)
 }
 
-/// Checks each fetched package and that no directory its files land in is a symlink.
+/// Checks each fetched package and that no directory its files land in is a symlink; returns
+/// whether any of them links a file under a name the pip stubs may hold.
 async fn check_packages(
     prefix: &Arc<PrefixDir>,
     packages: Vec<(String, PathBuf)>,
     python: Option<PythonInfo>,
     reasons: &Reasons,
-) -> Result<(), BackendError> {
+) -> Result<bool, BackendError> {
     let prefix = prefix.clone();
     tokio::task::spawn_blocking(move || {
         let mut checked: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut takes_pip_names = false;
         for (identifier, dir) in &packages {
             let targets = check_extracted_package(dir, python.as_ref())
                 .map_err(|violation| refused(format!("{identifier} is refused: {violation}")))?;
             for target in targets {
+                takes_pip_names |= under_a_pip_name(&target);
                 let parent = target.parent().unwrap_or(Path::new("")).to_owned();
                 if !checked.insert(parent.clone()) {
                     continue;
@@ -257,11 +286,21 @@ async fn check_packages(
                 }
             }
         }
-        Ok(())
+        Ok(takes_pip_names)
     })
     .await
     .map_err(|error| BackendError::caused_by(reasons.failed.clone(), "checking packages", error))?
     .map_err(|error| error.with_reason(reasons.failed.clone()))
+}
+
+/// Whether `target` (relative to the prefix) is, or lies under, `bin/pip*`: every name the pip
+/// stubs take (`pip`, `pip3`, `pip3.Y`) and more.
+fn under_a_pip_name(target: &Path) -> bool {
+    let mut parts = target.components();
+    parts.next() == Some(Component::Normal("bin".as_ref()))
+        && parts
+            .next()
+            .is_some_and(|part| part.as_os_str().as_bytes().starts_with(b"pip"))
 }
 
 /// The first part of the directory `parent` that is a symlink in the prefix, if any.
@@ -307,4 +346,32 @@ fn payload_message(payload: &(dyn std::any::Any + Send)) -> String {
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pip_names_are_bin_pip_and_what_lies_under_it() {
+        for path in [
+            "bin/pip",
+            "bin/pip3",
+            "bin/pip3.12",
+            "bin/pip/inner",
+            "bin/pipx",
+        ] {
+            assert!(under_a_pip_name(Path::new(path)), "{path}");
+        }
+        for path in [
+            "bin",
+            "bin/python",
+            "lib/pip",
+            "binx/pip",
+            "pip",
+            "bin/xpip",
+        ] {
+            assert!(!under_a_pip_name(Path::new(path)), "{path}");
+        }
+    }
 }

@@ -1,8 +1,10 @@
 //! Provisioning: solve `python` at the requested version against the channels and install
 //! the solution into the prefix, its packages checked as an install's are.
 
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use wsp_protocol::FailureReason;
 
 use rattler_conda_types::{GenericVirtualPackage, MatchSpec, Matches, RepoDataRecord, Subdir};
@@ -139,12 +141,31 @@ async fn matching_pythons(
     Ok(matching)
 }
 
+/// What a detection of virtual packages depends on besides the machine: the platform, the
+/// cache directory and the `CONDA_OVERRIDE_*` variables.
+type DetectionKey = (Subdir, PathBuf, Vec<(OsString, OsString)>);
+
+/// The last detection, reused while its key holds: what it found of the machine (kernel, CPU,
+/// glibc, GPUs) does not change under a running process, and rattler keeps its own glibc, CUDA
+/// and GPU findings for the process's life too.
+static DETECTED: Mutex<Option<(DetectionKey, Vec<GenericVirtualPackage>)>> = Mutex::new(None);
+
 /// The virtual packages (`__glibc`, `__unix`, ...) this machine provides for `platform`. A
 /// detection failure is logged and solves without them.
 pub(crate) async fn detect_virtual_packages(
     platform: Subdir,
     cache_dir: &Path,
 ) -> Vec<GenericVirtualPackage> {
+    let mut overrides: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(name, _)| name.as_bytes().starts_with(b"CONDA_OVERRIDE_"))
+        .collect();
+    overrides.sort();
+    let key: DetectionKey = (platform, cache_dir.to_owned(), overrides);
+    if let Ok(detected) = DETECTED.lock() {
+        if let Some((_, packages)) = detected.as_ref().filter(|(last, _)| *last == key) {
+            return packages.clone();
+        }
+    }
     let cache_dir = cache_dir.join("virtual-packages");
     let detected = tokio::task::spawn_blocking(move || {
         VirtualPackages::detect_for_platform(
@@ -155,7 +176,14 @@ pub(crate) async fn detect_virtual_packages(
     })
     .await;
     match detected {
-        Ok(Ok(packages)) => packages.into_generic_virtual_packages().collect(),
+        Ok(Ok(packages)) => {
+            let packages: Vec<GenericVirtualPackage> =
+                packages.into_generic_virtual_packages().collect();
+            if let Ok(mut detected) = DETECTED.lock() {
+                *detected = Some((key, packages.clone()));
+            }
+            packages
+        }
         Ok(Err(error)) => {
             tracing::warn!("detecting conda virtual packages: {error}");
             Vec::new()

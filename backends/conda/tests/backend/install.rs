@@ -265,3 +265,62 @@ async fn uninstall_removes_the_bytecode_of_removed_modules_and_keeps_the_rest() 
         Some("3.12.1")
     );
 }
+
+#[tokio::test]
+async fn a_package_linking_bin_pip_takes_that_name_from_the_stubs_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let python = PythonBuild::from_pyenv("3.12.1").expect("pyenv has 3.12.1");
+    let own_pip = "#!/bin/sh\necho the package's pip\n";
+    let packages = [
+        CondaPackage::new("pip", "24.0").raw_file("bin/pip", own_pip),
+        CondaPackage::new("wsp-alpha", "1.0"),
+    ];
+    let channel =
+        build_local_channel_with(&dir.path().join("channel"), &[python], &packages).unwrap();
+    let f = Fixture {
+        backend: CondaBackend::new(CondaConfig {
+            channels: vec![channel.to_string()],
+            cache_dir: dir.path().join("cache"),
+            platform: None,
+        }),
+        dir,
+    };
+    let root = f.prefix("pip").await;
+    let read = |name: &str| std::fs::read_to_string(root.join("bin").join(name)).unwrap();
+    let stub = read("pip");
+    assert!(stub.contains("pip is not installed"), "{stub}");
+
+    f.install(&root, &["wsp-alpha"], false, None).await.unwrap();
+    for name in ["pip", "pip3", "pip3.12"] {
+        assert_eq!(read(name), stub, "{name}");
+    }
+    f.install(&root, &["pip"], false, None).await.unwrap();
+    assert_eq!(
+        read("pip"),
+        own_pip,
+        "the package's bin/pip replaced the stub"
+    );
+    assert_eq!(
+        read("pip3"),
+        stub,
+        "a name the package left free keeps its stub"
+    );
+}
+
+#[tokio::test]
+async fn each_install_keeps_the_specs_earlier_requests_asked_for() {
+    let f = Fixture::new();
+    let root = f.prefix("requested").await;
+    f.install(&root, &["wsp-alpha ==1.0"], false, None)
+        .await
+        .unwrap();
+    f.install(&root, &["wsp-beta"], false, None).await.unwrap();
+    let requested = |file: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(root.join("conda-meta").join(file)).unwrap();
+        let record: serde_json::Value = serde_json::from_str(&text).unwrap();
+        serde_json::from_value(record["requested_specs"].clone()).unwrap()
+    };
+    assert_eq!(requested("python-3.12.1-0.json"), ["python 3.12.*"]);
+    assert_eq!(requested("wsp-alpha-1.0-0.json"), ["wsp-alpha ==1.0"]);
+    assert_eq!(requested("wsp-beta-1.0-0.json"), ["wsp-beta"]);
+}
