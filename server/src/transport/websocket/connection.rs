@@ -117,6 +117,8 @@ impl Connection for WebSocketConnection {
 
 type Stream_ = futures::stream::SplitStream<WebSocketStream<MaybeTls>>;
 type Sink_ = futures::stream::SplitSink<WebSocketStream<MaybeTls>, Message>;
+/// How a send ended: sent, failed, or given up on because the peer took nothing in time.
+type Sent = Result<Result<(), WsError>, tokio::time::error::Elapsed>;
 
 async fn read(
     mut stream: Stream_,
@@ -245,10 +247,7 @@ async fn send_batch(
     to_send: &mut mpsc::UnboundedReceiver<Bytes>,
     first: Bytes,
     patience: Duration,
-) -> (
-    Result<Result<(), WsError>, tokio::time::error::Elapsed>,
-    usize,
-) {
+) -> (Sent, usize) {
     let mut taken = 0;
     let sent = {
         let send = async {
