@@ -173,13 +173,25 @@ pub(crate) fn panic_response(id: Id, method: &str, payload: &(dyn Any + Send)) -
     )
 }
 
-/// The panic message when the payload is a string, else a placeholder.
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> &str {
+/// The panic message when the payload is a string (as `panic!` makes it), else a placeholder.
+pub fn panic_message(payload: &(dyn Any + Send)) -> &str {
     if let Some(message) = payload.downcast_ref::<&'static str>() {
         message
     } else if let Some(message) = payload.downcast_ref::<String>() {
         message
     } else {
         "(non-string panic payload)"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::panic_message;
+
+    #[test]
+    fn a_payload_that_is_not_a_string_still_says_something() {
+        assert_eq!(panic_message(&"static"), "static");
+        assert_eq!(panic_message(&String::from("owned")), "owned");
+        assert_eq!(panic_message(&42_u32), "(non-string panic payload)");
     }
 }

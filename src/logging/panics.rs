@@ -5,9 +5,10 @@
 //! full, even though the request's panic is caught and answered. This hook hands the message,
 //! its place and the thread to the log instead, which drops lines rather than wait.
 
-use std::any::Any;
 use std::backtrace::{Backtrace, BacktraceStatus};
 use std::panic::PanicHookInfo;
+
+use wsp_middleware::catch_panic::panic_message;
 
 /// Replaces the panic hook with one that logs at `error` (target `wsp::panic`).
 pub fn log_panics() {
@@ -21,7 +22,7 @@ fn log_panic(info: &PanicHookInfo<'_>) {
         .location()
         .map(|at| format!("{}:{}:{}", at.file(), at.line(), at.column()))
         .unwrap_or_default();
-    let message = message_of(info.payload());
+    let message = panic_message(info.payload());
     // Captured only when RUST_BACKTRACE asks for it, as the default hook does.
     let backtrace = Backtrace::capture();
     match backtrace.status() {
@@ -34,15 +35,6 @@ fn log_panic(info: &PanicHookInfo<'_>) {
         ),
         _ => tracing::error!(target: "wsp::panic", thread, location, "panicked: {message}"),
     }
-}
-
-/// The panic's message when its payload is a string (as `panic!` makes it).
-fn message_of(payload: &(dyn Any + Send)) -> &str {
-    payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("a panic with a payload that is not a string")
 }
 
 #[cfg(test)]
@@ -94,15 +86,5 @@ mod tests {
         );
         assert!(logged.contains("thread=\"panicking-handler\""), "{logged}");
         assert!(logged.contains("src/logging/panics.rs:"), "{logged}");
-    }
-
-    #[test]
-    fn a_payload_that_is_not_a_string_still_says_something() {
-        assert_eq!(message_of(&"static"), "static");
-        assert_eq!(message_of(&String::from("owned")), "owned");
-        assert_eq!(
-            message_of(&42_u32),
-            "a panic with a payload that is not a string"
-        );
     }
 }
