@@ -163,10 +163,15 @@ impl Router {
                 self.bound.len() - 1
             }
         };
+        self.poll_before_next_call(place);
+        self
+    }
+
+    /// Has the handler at `place` polled for readiness before the router is ready again.
+    fn poll_before_next_call(&mut self, place: usize) {
         if !self.unready.contains(&place) {
             self.unready.push(place);
         }
-        self
     }
 
     /// Serves one connection: the handlers' notifications go through `notifier`, and their
@@ -260,9 +265,7 @@ impl Router {
     pub(crate) fn admit(&mut self, call: &mut Call) {
         match self.routes.get(&call.method) {
             Some(&place) => {
-                if !self.unready.contains(&place) {
-                    self.unready.push(place);
-                }
+                self.poll_before_next_call(place);
                 self.bound[place].route.start(call, &self.connection);
             }
             None => {
