@@ -80,19 +80,13 @@ pub async fn create_venv(
         layout::check_no_control("prompt", prompt)?;
     }
     let layout = layout::Layout::new(root, interpreter)?;
-    write_environment(
-        &layout,
-        interpreter,
-        options.mode,
-        options.prompt.as_deref(),
-    )
-    .await?;
+    let prompt = options.prompt.as_deref();
+    let pip_stubs = !options.seed_pip;
+    write_environment(&layout, interpreter, options.mode, prompt, pip_stubs).await?;
     let seed = if options.seed_pip {
         let cache = options.seed_cache_dir.as_deref();
         Some(seed::seed(&layout, interpreter, options.mode, cache).await?)
     } else {
-        wsp_install::write_pip_stubs(&layout.root)
-            .map_err(VenvError::io("write pip stubs in", &layout.bin))?;
         None
     };
     Ok(CreatedVenv {
@@ -101,19 +95,34 @@ pub async fn create_venv(
     })
 }
 
-/// Writes the environment's files (everything but pip) the way `mode` says.
+/// Writes the environment's files (everything but pip) the way `mode` says, and with
+/// `pip_stubs` the stubs for the pip commands (see [`wsp_install::write_pip_stubs`]). File
+/// work runs on the blocking pool, the native writer's and the stubs' in one task.
 pub(crate) async fn write_environment(
     layout: &layout::Layout,
     interpreter: &InterpreterInfo,
     mode: VenvMode,
     prompt: Option<&str>,
+    pip_stubs: bool,
 ) -> Result<(), VenvError> {
-    if mode == VenvMode::Stdlib || !layout::is_native_capable(interpreter) {
-        return stdlib::create(layout, interpreter, prompt).await;
-    }
+    let stubs = move |layout: &layout::Layout| match pip_stubs {
+        true => wsp_install::write_pip_stubs(&layout.root)
+            .map(drop)
+            .map_err(VenvError::io("write pip stubs in", &layout.bin)),
+        false => Ok(()),
+    };
     let (layout, interpreter) = (layout.clone(), interpreter.clone());
+    if mode == VenvMode::Stdlib || !layout::is_native_capable(&interpreter) {
+        stdlib::create(&layout, &interpreter, prompt).await?;
+        return tokio::task::spawn_blocking(move || stubs(&layout))
+            .await
+            .map_err(VenvError::Task)?;
+    }
     let prompt = prompt.map(str::to_owned);
-    tokio::task::spawn_blocking(move || native::create(&layout, &interpreter, prompt.as_deref()))
-        .await
-        .map_err(VenvError::Task)?
+    tokio::task::spawn_blocking(move || {
+        native::create(&layout, &interpreter, prompt.as_deref())?;
+        stubs(&layout)
+    })
+    .await
+    .map_err(VenvError::Task)?
 }

@@ -164,7 +164,7 @@ async fn fill_staging(
     mode: VenvMode,
 ) -> Result<(), VenvError> {
     let scratch = Layout::new(&staging.join("venv"), interpreter)?;
-    crate::write_environment(&scratch, interpreter, mode, None).await?;
+    crate::write_environment(&scratch, interpreter, mode, None, false).await?;
     run_ensurepip(&scratch.python(), staging).await?;
     let kept = staging.join("site-packages");
     fs::rename(&scratch.site_packages, &kept).map_err(VenvError::io("move", &kept))?;
