@@ -6,7 +6,9 @@ use wsp_protocol::FailureReason;
 use crate::store::{CommitFacts, EnvironmentRecord, Removal};
 use serde_json::{json, Value};
 use wsp_backend::resolve_cwd_in;
-use wsp_backend::{BoxBackend, DescribeRequest, ProvisionRequest, ReleaseRequest, RunRequest};
+use wsp_backend::{
+    BoxBackend, DescribeRequest, ProvisionRequest, ReleaseRequest, ResolveRequest, RunRequest,
+};
 use wsp_exec::{current_stack, OutputSink, RunOptions};
 use wsp_protocol::validation::Violation;
 use wsp_protocol::{
@@ -81,27 +83,49 @@ impl Environments {
             None => self.inner.backends.default_name().to_owned(),
         };
         let backend = self.backend(&backend_name)?;
-        let reuse_key = match params.reuse {
+        let (reuse_key, interpreter) = match params.reuse {
             true => match self.reuse(backend, &backend_name, &params).await? {
                 Reuse::Found(details) => return Ok(*details),
-                Reuse::Build { key, turn } => Some((key, turn)),
+                Reuse::Build {
+                    key,
+                    turn,
+                    interpreter,
+                } => (Some((key, turn)), Some(interpreter)),
             },
-            false => None,
+            false => (None, None),
         };
-        self.sweep().await;
-        let store = &self.inner.store;
-        let reservation = store
-            .reserve(&params.name, &backend_name)
-            .await
-            .map_err(store_error)?;
+        // The interpreter is resolved while the store sweeps and reserves, and provisioning
+        // builds on it.
+        let resolving = async {
+            match interpreter {
+                Some(known) => Ok(known),
+                None => {
+                    let python_version = params.version_request;
+                    backend.call(ResolveRequest { python_version }).await
+                }
+            }
+        };
+        let reserving = async {
+            self.sweep().await;
+            let store = &self.inner.store;
+            store.reserve(&params.name, &backend_name).await
+        };
+        let (interpreter, reservation) = tokio::join!(resolving, reserving);
+        let reservation = reservation.map_err(store_error)?;
         let root = reservation.root.clone();
-        let provisioned = backend
-            .call(ProvisionRequest {
-                root: root.clone(),
-                name: params.name.clone(),
-                python_version: params.version_request,
-            })
-            .await;
+        let provisioned = match interpreter {
+            Ok(interpreter) => {
+                backend
+                    .call(ProvisionRequest {
+                        root: root.clone(),
+                        name: params.name.clone(),
+                        python_version: params.version_request,
+                        interpreter,
+                    })
+                    .await
+            }
+            Err(unresolved) => Err(unresolved),
+        };
         let installing = !params.packages.is_empty() || params.lock.is_some();
         let described = match provisioned {
             Ok(provisioned) => {

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use wsp_backend::{BoxBackend, ResolveRequest};
+use wsp_backend::{BoxBackend, ResolveRequest, ResolvedInterpreter};
 use wsp_protocol::{CreateParams, EnvironmentDetails};
 
 use super::failure::{backend_error, store_error};
@@ -14,10 +14,15 @@ use crate::store::{ReuseTurn, StoreError};
 /// The key of `extra` that says whether an answer of `environment/create` was reused.
 pub(crate) const REUSED: &str = "reused";
 
-/// What a create with `reuse` found: an environment to answer with, or the turn to build one.
+/// What a create with `reuse` found: an environment to answer with, or the turn to build one
+/// on the interpreter its key names (when the backend named one).
 pub(crate) enum Reuse {
     Found(Box<EnvironmentDetails>),
-    Build { key: String, turn: ReuseTurn },
+    Build {
+        key: String,
+        turn: ReuseTurn,
+        interpreter: Option<ResolvedInterpreter>,
+    },
 }
 
 impl Environments {
@@ -30,11 +35,15 @@ impl Environments {
         backend_name: &str,
         params: &CreateParams,
     ) -> Answer<Reuse> {
-        let key = self.content_key(backend, backend_name, params).await?;
+        let (key, interpreter) = self.content_key(backend, backend_name, params).await?;
         let store = &self.inner.store;
         let turn = store.reuse_turn(&key).await.map_err(store_error)?;
         let Some(record) = store.reusable(&key).await.map_err(store_error)? else {
-            return Ok(Reuse::Build { key, turn });
+            return Ok(Reuse::Build {
+                key,
+                turn,
+                interpreter,
+            });
         };
         let listing = store.listing(None).await.map_err(store_error)?;
         if listing
@@ -47,7 +56,13 @@ impl Environments {
         // Being deleted: it is not there to reuse.
         let guard = match store.acquire_use(&record.id).await {
             Ok(guard) => guard,
-            Err(StoreError::NotFound { .. }) => return Ok(Reuse::Build { key, turn }),
+            Err(StoreError::NotFound { .. }) => {
+                return Ok(Reuse::Build {
+                    key,
+                    turn,
+                    interpreter,
+                })
+            }
             Err(e) => return Err(store_error(e)),
         };
         let record = guard.record().clone();
@@ -60,20 +75,21 @@ impl Environments {
     /// The SHA-256, in hex, of what the environment `params` asks for would hold: the backend,
     /// the interpreter it would be built on (its version and path; the version as asked when
     /// the backend only knows while provisioning), the sorted packages (and the lock, when it is
-    /// created from one) and where they come from (the server's defaults applied).
+    /// created from one) and where they come from (the server's defaults applied); with the
+    /// interpreter it names.
     async fn content_key(
         &self,
         backend: &BoxBackend,
         backend_name: &str,
         params: &CreateParams,
-    ) -> Answer<String> {
+    ) -> Answer<(String, Option<ResolvedInterpreter>)> {
         let resolved = backend
             .call(ResolveRequest {
                 python_version: params.version_request,
             })
             .await
             .map_err(backend_error)?;
-        let interpreter = match resolved {
+        let interpreter = match &resolved {
             Some(found) => json!({
                 "version": found.full_version.to_string(),
                 "path": found.path.to_string_lossy(),
@@ -95,6 +111,6 @@ impl Environments {
             content.insert("lock".into(), json!(lock));
         }
         let digest = Sha256::digest(content.to_string().as_bytes());
-        Ok(format!("{digest:x}"))
+        Ok((format!("{digest:x}"), resolved))
     }
 }

@@ -122,6 +122,7 @@ async fn wsp_provision(backend: &CondaBackend, root: &Path) {
         root: root.to_owned(),
         name: "bench".into(),
         python_version: "3.12".parse().expect("a version"),
+        interpreter: None,
     };
     backend.provision(request).await.expect("provisioned");
 }

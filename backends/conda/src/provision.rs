@@ -51,9 +51,16 @@ pub(crate) async fn provision(
         )
     })?;
     let channels = ChannelSet::new(config)?;
-    let spec = python_spec(&request.python_version)?;
-
-    matching_pythons(&channels, &spec, &request.python_version).await?;
+    // The python the server resolved (`resolve`, which found it in the channels) is the one
+    // the prefix gets; else the channels are asked whether any python matches.
+    let spec = match &request.interpreter {
+        Some(resolved) => match_spec(&format!("python =={}", resolved.full_version))?,
+        None => {
+            let spec = python_spec(&request.python_version)?;
+            matching_pythons(&channels, &spec, &request.python_version).await?;
+            spec
+        }
+    };
 
     let repodata = channels.query(vec![spec.clone()], true).await?;
     let virtual_packages = detect_virtual_packages(channels.platform, &config.cache_dir).await;

@@ -49,7 +49,7 @@ pub use lock::INSTALL_LOCK_FILE;
 pub use lock_install::{install_lock, lock};
 pub use output::MAX_DETAIL_BYTES;
 pub use pip_stub::{remove_pip_stubs, write_pip_stubs};
-pub use python::{resolve_python, PythonDownloads};
+pub use python::{provision_python, resolve_python, PythonDownloads};
 /// What `environment/install` and `environment/uninstall` ask a backend for (defined with the
 /// backend interface).
 pub use wsp_backend::{

@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 
-use wsp_backend::BackendError;
+use wsp_backend::{BackendError, ProvisionRequest};
 
 use crate::captured_output;
 use wsp_interpreters::{InterpreterInfo, Inventory, VersionRequest};
@@ -50,6 +50,39 @@ pub async fn resolve_python(
         return Err(unavailable);
     }
     Ok(inventory.resolve(request).await?)
+}
+
+/// The interpreter a venv-layout backend builds `request`'s environment on: the one the server
+/// resolved for it ([`ProvisionRequest::interpreter`]) when that is a version the request
+/// matches and the interpreter still answers as that version (its query is cached by the
+/// executable's stamp, so this costs no discovery), else whatever [`resolve_python`] finds now.
+pub async fn provision_python(
+    inventory: &Inventory,
+    downloads: Option<&PythonDownloads>,
+    request: &ProvisionRequest,
+) -> Result<InterpreterInfo, BackendError> {
+    let wanted = &request.python_version;
+    if let Some(resolved) = request
+        .interpreter
+        .as_ref()
+        .filter(|r| wanted.matches(&r.full_version))
+    {
+        match inventory.query(&resolved.path).await {
+            Ok(info) if info.version == resolved.full_version => return Ok(info),
+            Ok(info) => tracing::debug!(
+                path = %resolved.path.display(),
+                resolved = %resolved.full_version,
+                now = %info.version,
+                "the resolved interpreter changed; resolving again"
+            ),
+            Err(error) => tracing::debug!(
+                path = %resolved.path.display(),
+                %error,
+                "the resolved interpreter no longer answers; resolving again"
+            ),
+        }
+    }
+    resolve_python(inventory, downloads, &request.python_version).await
 }
 
 /// `uv python install --no-config --no-bin <version>`; `Err` holds what uv said.

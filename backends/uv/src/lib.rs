@@ -25,7 +25,7 @@ use wsp_backend::{
     ResolvedInterpreter,
 };
 use wsp_install::venv_layout::{self, interpreter_path};
-use wsp_install::{captured_output, resolve_python, Installer, PythonDownloads};
+use wsp_install::{captured_output, provision_python, resolve_python, Installer, PythonDownloads};
 use wsp_interpreters::Inventory;
 use wsp_protocol::ExecuteResult;
 use wsp_protocol::FailureReason;
@@ -89,9 +89,8 @@ impl Backend for UvBackend {
 
     async fn provision(&self, request: ProvisionRequest) -> Result<Provisioned, BackendError> {
         let uv = self.uv()?;
-        let versions = &request.python_version;
-        let interpreter =
-            resolve_python(&self.inventory, self.downloads.as_ref(), versions).await?;
+        let downloads = self.downloads.as_ref();
+        let interpreter = provision_python(&self.inventory, downloads, &request).await?;
         let output = captured_output(
             tokio::process::Command::new(uv)
                 .args([

@@ -16,6 +16,7 @@ fn provision(root: &Path, version: &str) -> ProvisionRequest {
         root: root.to_owned(),
         name: "t".into(),
         python_version: version.parse().expect("a version"),
+        interpreter: None,
     }
 }
 

@@ -7,7 +7,7 @@ use wsp_backend::{
     LockInstallRequest, LockRequest, ProvisionRequest, Provisioned, ResolveRequest,
     ResolvedInterpreter,
 };
-use wsp_install::{resolve_python, Installer, PythonDownloads};
+use wsp_install::{provision_python, resolve_python, Installer, PythonDownloads};
 use wsp_interpreters::Inventory;
 use wsp_protocol::ExecuteResult;
 use wsp_protocol::FailureReason;
@@ -101,12 +101,8 @@ impl Backend for VenvBackend {
     }
 
     async fn provision(&self, request: ProvisionRequest) -> Result<Provisioned, BackendError> {
-        let interpreter = resolve_python(
-            &self.inventory,
-            self.downloads.as_ref(),
-            &request.python_version,
-        )
-        .await?;
+        let downloads = self.downloads.as_ref();
+        let interpreter = provision_python(&self.inventory, downloads, &request).await?;
         let options = VenvOptions {
             prompt: Some(prompt_for(&request.name)),
             ..self.options.clone()

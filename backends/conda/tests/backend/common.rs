@@ -68,6 +68,7 @@ pub async fn provision(
         root: root.to_path_buf(),
         name: "test".into(),
         python_version: version.parse::<VersionRequest>().unwrap(),
+        interpreter: None,
     };
     backend.provision(request).await
 }

@@ -45,6 +45,7 @@ impl Fixture {
             root: root.clone(),
             name: name.into(),
             python_version: "3.12".parse::<VersionRequest>().unwrap(),
+            interpreter: None,
         };
         self.backend.provision(request).await.unwrap();
         root

@@ -101,8 +101,10 @@ pub trait Backend: Send + Sync + 'static {
 
     /// The interpreter a [`provision`](Backend::provision) of `request.python_version` would
     /// build on, found without building anything: what `environment/create`'s `reuse` keys
-    /// environments by. `Ok(None)` (the default): the backend only knows while provisioning,
-    /// and `reuse` keys its environments by the version as the client wrote it.
+    /// environments by. Every create asks, while the store reserves the environment's root,
+    /// and hands the answer to `provision` ([`ProvisionRequest::interpreter`]). `Ok(None)` (the
+    /// default): the backend only knows while provisioning, and `reuse` keys its environments
+    /// by the version as the client wrote it.
     fn resolve_interpreter(
         &self,
         request: ResolveRequest,

@@ -33,6 +33,12 @@ pub struct ProvisionRequest {
     pub name: String,
     /// The Python the client asked for.
     pub python_version: VersionRequest,
+    /// The interpreter the server resolved `python_version` to (with
+    /// [`Backend::resolve_interpreter`](crate::Backend::resolve_interpreter)) for this create,
+    /// if it asked: a backend that resolves interpreters builds on this one, so that what the
+    /// server derived from it (a reuse key) holds for the environment. `None`: resolve
+    /// `python_version` as usual.
+    pub interpreter: Option<ResolvedInterpreter>,
 }
 
 /// What provisioning produced.

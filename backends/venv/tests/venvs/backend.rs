@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use wsp_backend::{
-    Backend, BackendError, DescribeRequest, ProvisionRequest, ReleaseRequest, RunRequest,
+    Backend, BackendError, DescribeRequest, ProvisionRequest, ReleaseRequest, ResolvedInterpreter,
+    RunRequest,
 };
 use wsp_backend_venv::{VenvBackend, VenvOptions};
 use wsp_interpreters::{Inventory, InventoryConfig};
@@ -27,6 +28,7 @@ fn provision(root: &Path, name: &str, version: &str) -> ProvisionRequest {
         root: root.to_path_buf(),
         name: name.to_owned(),
         python_version: version.parse().expect("a version request"),
+        interpreter: None,
     }
 }
 
@@ -155,4 +157,52 @@ async fn seeded_environments_list_pip() {
         .map(|p| p.name.as_str())
         .collect();
     assert_eq!(names, ["pip"]);
+}
+
+/// A create builds on the interpreter the server resolved for it; one that no longer answers
+/// as the version it was resolved as, or that is not the version asked for, is resolved again,
+/// and the create still gets the interpreter the request resolves to.
+#[tokio::test]
+async fn provision_resolves_again_when_the_resolved_interpreter_does_not_hold() {
+    let backend = backend(VenvOptions::default());
+    let newest_312 = crate::common::python("3.12");
+    let older = crate::common::python("3.11");
+    let base_of = |hint: ResolvedInterpreter| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut request = provision(&empty_root(dir.path()), "hinted", "3.12");
+        request.interpreter = Some(hint);
+        let backend = &backend;
+        async move {
+            let provisioned = backend.provision(request).await.expect("provisioned");
+            drop(dir);
+            (
+                provisioned.python_full_version,
+                provisioned.extra["base_interpreter"].clone(),
+            )
+        }
+    };
+    let expected = (
+        newest_312.version,
+        serde_json::Value::from(newest_312.executable.to_string_lossy()),
+    );
+    let resolved = ResolvedInterpreter {
+        full_version: newest_312.version,
+        path: newest_312.executable.clone(),
+    };
+    assert_eq!(base_of(resolved.clone()).await, expected);
+    let gone = ResolvedInterpreter {
+        path: newest_312.executable.with_file_name("python-that-is-gone"),
+        ..resolved.clone()
+    };
+    assert_eq!(base_of(gone).await, expected);
+    let stale = ResolvedInterpreter {
+        full_version: older.version,
+        ..resolved
+    };
+    assert_eq!(base_of(stale).await, expected);
+    let not_asked_for = ResolvedInterpreter {
+        full_version: older.version,
+        path: older.executable,
+    };
+    assert_eq!(base_of(not_asked_for).await, expected);
 }
