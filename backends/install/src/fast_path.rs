@@ -23,7 +23,7 @@ pub(super) async fn try_install(
     let scanned = tokio::task::spawn_blocking(move || {
         let installed = installed_packages(&root)?;
         let pip_version = match &external {
-            Installer::ExternalPip(dir) => version_of_pip(&scan(&[dir.clone()])?),
+            Installer::ExternalPip(dir) => version_of_pip(&scan(std::slice::from_ref(dir))?),
             _ => version_of_pip(&installed),
         };
         Ok::<_, std::io::Error>((site_packages_dirs(&root), installed, pip_version))

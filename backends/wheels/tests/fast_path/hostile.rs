@@ -53,7 +53,7 @@ async fn hostile_wheels_are_refused_and_leave_nothing() {
     let root = scratch.path().join("env");
     venv(&root);
     let before = files(&root);
-    let cases: Vec<(&str, Vec<(&str, &[u8], u32)>, &str)> = vec![
+    let cases: Vec<(&str, Vec<ZipEntry>, &str)> = vec![
         (
             "h_up",
             vec![("../evil.py", b"x", 0o644)],
@@ -143,7 +143,7 @@ async fn a_dropped_install_leaves_all_or_nothing() {
             )
         })
         .collect();
-    let borrowed: Vec<(&str, &[u8], u32)> = modules
+    let borrowed: Vec<ZipEntry> = modules
         .iter()
         .map(|(n, c, m)| (n.as_str(), c.as_slice(), *m))
         .collect();

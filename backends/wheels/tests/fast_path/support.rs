@@ -164,9 +164,12 @@ pub fn dirs(root: &Path) -> Vec<String> {
     found
 }
 
+/// A zip entry: name, contents, Unix mode (a symlink's contents are its target).
+pub type ZipEntry<'a> = (&'a str, &'a [u8], u32);
+
 /// A zip at `path` with `entries`: name, contents, Unix mode (a symlink's contents are its
 /// target).
-pub fn write_zip(path: &Path, entries: &[(&str, &[u8], u32)], stored: bool) {
+pub fn write_zip(path: &Path, entries: &[ZipEntry], stored: bool) {
     let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
     for (name, contents, mode) in entries {
         let method = if stored {
@@ -189,7 +192,7 @@ pub fn write_zip(path: &Path, entries: &[(&str, &[u8], u32)], stored: bool) {
 }
 
 /// A minimal valid wheel of `name` 1.0 with `extra` entries besides its module and metadata.
-pub fn wheel_with(dir: &Path, name: &str, extra: &[(&str, &[u8], u32)], stored: bool) -> PathBuf {
+pub fn wheel_with(dir: &Path, name: &str, extra: &[ZipEntry], stored: bool) -> PathBuf {
     let stem = format!("{name}-1.0");
     let metadata = format!("Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n");
     let module = format!("{name}.py");
@@ -206,7 +209,7 @@ pub fn wheel_with(dir: &Path, name: &str, extra: &[(&str, &[u8], u32)], stored: 
             .iter()
             .map(|(n, c, m)| (n.to_string(), c.to_vec(), *m)),
     );
-    let borrowed: Vec<(&str, &[u8], u32)> = entries
+    let borrowed: Vec<ZipEntry> = entries
         .iter()
         .map(|(n, c, m)| (n.as_str(), c.as_slice(), *m))
         .collect();
