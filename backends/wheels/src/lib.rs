@@ -183,7 +183,20 @@ pub async fn install(
         Err(Stop::Failed(message)) => return Err(failed(message)),
     };
     let count = planned.len();
-    progress(request, format!("Resolved {count} packages"), started, 30).await;
+    let mut added: Vec<String> = planned
+        .iter()
+        .map(|plan| {
+            let metadata = &plan.picked.wheel.metadata;
+            let version = metadata.version.as_ref().map(ToString::to_string);
+            format!("+ {}=={}", metadata.name, version.unwrap_or_default())
+        })
+        .collect();
+    added.sort();
+    let resolved = format!(
+        "Resolved {count} packages in {}ms",
+        started.elapsed().as_millis()
+    );
+    progress(request, resolved, Some(30)).await;
     if count == 0 {
         return Ok(Outcome::Installed(0));
     }
@@ -226,7 +239,14 @@ pub async fn install(
     })
     .await?
     .map_err(halted)?;
-    progress(request, format!("Installed {count} packages"), started, 90).await;
+    let installed = format!(
+        "Installed {count} packages in {}ms",
+        started.elapsed().as_millis()
+    );
+    progress(request, installed, Some(90)).await;
+    for line in added {
+        progress(request, line, None).await;
+    }
     Ok(Outcome::Installed(count))
 }
 
@@ -289,13 +309,13 @@ fn halted(halt: Halt) -> BackendError {
     }
 }
 
-async fn progress(request: &InstallRequest, message: String, started: Instant, percentage: u32) {
+async fn progress(request: &InstallRequest, message: String, percentage: Option<u32>) {
     if let Some(sink) = &request.progress {
-        let elapsed = started.elapsed().as_millis();
-        let step = ProgressStep {
-            message: format!("{message} in {elapsed}ms"),
-            percentage: Some(percentage),
-        };
-        let _ = sink.send(step).await;
+        let _ = sink
+            .send(ProgressStep {
+                message,
+                percentage,
+            })
+            .await;
     }
 }
