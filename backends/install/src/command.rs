@@ -186,7 +186,7 @@ impl Installer {
         argv
     }
 
-    fn is_pip(&self) -> bool {
+    pub(super) fn is_pip(&self) -> bool {
         matches!(self, Installer::Pip | Installer::ExternalPip(_))
     }
 

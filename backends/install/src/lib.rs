@@ -8,6 +8,11 @@
 //! (`python -m pip`). Either runs through [`wsp_exec::run`], so an install that is cancelled
 //! kills everything the installer started, and nothing it starts outlives it.
 //!
+//! With pip, a request for wheels from local `find_links` directories and no index is first
+//! offered to [`wsp_wheels`], which installs it without starting pip, with the result on disk
+//! pip would give (its `INSTALLER` says `wsp`), when it can be sure to; anything else, and any
+//! sandboxed install, runs pip as described. See `BENCHMARKS.md` for what that saves.
+//!
 //! An environment without pip gets stubs for the pip commands ([`write_pip_stubs`]), so that
 //! `pip` run inside it refuses instead of finding the host's pip further along `PATH`.
 //!
@@ -22,6 +27,7 @@
 mod command;
 mod confine;
 mod external_pip;
+mod fast_path;
 mod helper;
 mod index_files;
 mod lock;
@@ -65,17 +71,21 @@ pub async fn install(
     activation: &Activation,
     request: &InstallRequest,
 ) -> Result<(), BackendError> {
-    let argv = installer.install_argv(python, request);
-    let kind = installer.steps();
-    output::run_installer(
-        activation,
-        &request.environment_id,
-        &argv,
-        kind,
-        request.progress.clone(),
-        request.sandbox.clone(),
-    )
-    .await?;
+    let fast = installer.is_pip()
+        && request.sandbox.is_none()
+        && fast_path::try_install(installer, python, activation, request).await?;
+    if !fast {
+        let argv = installer.install_argv(python, request);
+        output::run_installer(
+            activation,
+            &request.environment_id,
+            &argv,
+            installer.steps(),
+            request.progress.clone(),
+            request.sandbox.clone(),
+        )
+        .await?;
+    }
     let (root, source) = (request.root.clone(), request.source.clone());
     let recorded =
         tokio::task::spawn_blocking(move || sources::record_sources(&root, &source)).await;

@@ -25,6 +25,8 @@ pub struct Distribution {
     pub version: String,
     /// `Requires-Dist` lines (PEP 508 requirements).
     pub requires: Vec<String>,
+    /// `Provides-Extra` lines.
+    pub extras: Vec<String>,
     /// Files installed into site-packages: relative path and contents.
     pub files: Vec<(String, String)>,
 }
@@ -37,6 +39,7 @@ impl Distribution {
             name: name.to_owned(),
             version: version.to_owned(),
             requires: Vec::new(),
+            extras: Vec::new(),
             files: Vec::new(),
         };
         let module = format!("{}.py", distribution.module());
@@ -49,6 +52,13 @@ impl Distribution {
     /// Adds a requirement.
     pub fn requires(mut self, requirement: &str) -> Self {
         self.requires.push(requirement.to_owned());
+        self
+    }
+
+    /// Declares an extra (`Provides-Extra`), which requirements can then depend on with
+    /// `; extra == "<extra>"`.
+    pub fn provides_extra(mut self, extra: &str) -> Self {
+        self.extras.push(extra.to_owned());
         self
     }
 
@@ -67,6 +77,9 @@ impl Distribution {
             "Metadata-Version: 2.1\nName: {}\nVersion: {}\n",
             self.name, self.version
         );
+        for extra in &self.extras {
+            text.push_str(&format!("Provides-Extra: {extra}\n"));
+        }
         for requirement in &self.requires {
             text.push_str(&format!("Requires-Dist: {requirement}\n"));
         }
