@@ -23,13 +23,16 @@ fn messages(values: &[Value]) -> Vec<String> {
         .collect()
 }
 
-/// The step lines each installer prints for these installs.
+/// The step lines each installer prints for these installs. With pip, local wheels and no
+/// index go through `wsp-wheels` (no pip started), whose steps read as uv's.
 fn expected_steps(with: With) -> [&'static str; 2] {
     match with {
-        With::Uv => ["Resolved ", "Installed "],
-        With::Pip => ["Processing ", "Successfully installed"],
+        With::Uv | With::Pip => ["Resolved ", "Installed "],
     }
 }
+
+/// pip's own step lines, for an install that pip runs.
+const PIP_STEPS: [&str; 2] = ["Processing ", "Successfully installed"];
 
 #[tokio::test]
 async fn an_install_reports_the_installers_steps_before_its_answer() {
@@ -60,6 +63,23 @@ async fn an_install_reports_the_installers_steps_before_its_answer() {
             call_collecting(&mut server, 3, "environment/install", params).await;
         assert!(answer.get("result").is_some(), "{answer}");
         assert!(notifications.is_empty(), "{notifications:?}");
+        if with == With::Pip {
+            // Replacing an installed version is left to pip itself (as `upgrade` is): its own
+            // step lines are the reports.
+            let params = json!({"id": env, "packages": ["wsp-alpha==1.0"],
+                "work_done_token": "pip", "find_links": [links.display().to_string()],
+                "no_index": true});
+            let (notifications, answer) =
+                call_collecting(&mut server, 4, "environment/install", params).await;
+            assert!(answer.get("result").is_some(), "{answer}");
+            let reports = messages(&progress(&notifications, &json!("pip")));
+            for step in PIP_STEPS {
+                assert!(
+                    reports.iter().any(|m| m.starts_with(step)),
+                    "pip: no `{step}` step in {reports:?}"
+                );
+            }
+        }
         server.finish().await;
     }
 }
