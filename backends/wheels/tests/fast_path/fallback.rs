@@ -48,12 +48,11 @@ fn write_wheels(dir: &Path) {
 
 #[tokio::test]
 async fn requests_pip_must_handle_change_nothing() {
-    let scratch = tempfile::tempdir().unwrap();
-    let links = scratch.path().join("wheels");
-    std::fs::create_dir(&links).unwrap();
-    write_wheels(&links);
-    let root = scratch.path().join("env");
-    venv(&root);
+    let Scratch {
+        dir: _dir,
+        links,
+        root,
+    } = scratch(write_wheels);
     let installed = fast_install(&request(&root, &["c-dep==1.0"], &[&links]))
         .await
         .unwrap();

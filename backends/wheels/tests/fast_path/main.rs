@@ -190,12 +190,11 @@ async fn the_fast_path_installs_what_pip_installs() {
 
 #[tokio::test]
 async fn pip_uninstalls_what_the_fast_path_installed() {
-    let scratch = tempfile::tempdir().unwrap();
-    let links = scratch.path().join("wheels");
-    std::fs::create_dir(&links).unwrap();
-    write_wheels(&links);
-    let root = scratch.path().join("env");
-    venv(&root);
+    let Scratch {
+        dir: _dir,
+        links,
+        root,
+    } = scratch(write_wheels);
     let pristine = files(&root);
     let outcome = fast_install(&request(&root, &["wsp-top[fancy]"], &[&links]))
         .await
@@ -214,12 +213,11 @@ async fn pip_uninstalls_what_the_fast_path_installed() {
 
 #[tokio::test]
 async fn an_installed_version_that_satisfies_is_kept() {
-    let scratch = tempfile::tempdir().unwrap();
-    let links = scratch.path().join("wheels");
-    std::fs::create_dir(&links).unwrap();
-    write_wheels(&links);
-    let root = scratch.path().join("env");
-    venv(&root);
+    let Scratch {
+        dir: _dir,
+        links,
+        root,
+    } = scratch(write_wheels);
     let first = fast_install(&request(&root, &["wsp-dep==1.0"], &[&links]))
         .await
         .unwrap();
@@ -234,12 +232,11 @@ async fn an_installed_version_that_satisfies_is_kept() {
 
 #[tokio::test]
 async fn the_installer_takes_the_fast_path_with_pip() {
-    let scratch = tempfile::tempdir().unwrap();
-    let links = scratch.path().join("wheels");
-    std::fs::create_dir(&links).unwrap();
-    write_wheels(&links);
-    let root = scratch.path().join("env");
-    venv(&root);
+    let Scratch {
+        dir: _dir,
+        links,
+        root,
+    } = scratch(write_wheels);
     let installer = wsp_install::Installer::ExternalPip(base_pip_dir());
     let (sink, mut steps) = tokio::sync::mpsc::channel(8);
     let mut wanted = request(&root, &["wsp-top"], &[&links]);

@@ -53,6 +53,27 @@ pub fn base_pip_version() -> String {
     pip.version.clone()
 }
 
+/// A scratch directory with wheels in `links` and a new venv without pip at `root`.
+pub struct Scratch {
+    /// The directory; bind it (`dir: _dir`) to keep it for the whole test.
+    pub dir: tempfile::TempDir,
+    /// `<scratch>/wheels`, filled by [`scratch`]'s `write`.
+    pub links: PathBuf,
+    /// `<scratch>/env`, the venv.
+    pub root: PathBuf,
+}
+
+/// A [`Scratch`] whose wheels `write` writes into its `links` directory.
+pub fn scratch(write: impl FnOnce(&Path)) -> Scratch {
+    let dir = tempfile::tempdir().unwrap();
+    let links = dir.path().join("wheels");
+    std::fs::create_dir(&links).unwrap();
+    write(&links);
+    let root = dir.path().join("env");
+    venv(&root);
+    Scratch { dir, links, root }
+}
+
 /// A new venv without pip at `root`.
 pub fn venv(root: &Path) {
     std::fs::create_dir_all(root.parent().unwrap()).unwrap();
