@@ -71,6 +71,8 @@ pub async fn install(
     activation: &Activation,
     request: &InstallRequest,
 ) -> Result<(), BackendError> {
+    // A cancelled fast-path install may still be removing what it wrote.
+    wsp_wheels::settled(&request.root).await;
     let fast = installer.is_pip()
         && request.sandbox.is_none()
         && fast_path::try_install(installer, python, activation, request).await?;
@@ -102,6 +104,7 @@ pub async fn uninstall(
     activation: &Activation,
     request: &UninstallRequest,
 ) -> Result<(), BackendError> {
+    wsp_wheels::settled(&request.root).await;
     let confined = request.sandbox.is_some();
     let argv = installer.uninstall_argv(python, &request.packages, confined);
     output::run_installer(

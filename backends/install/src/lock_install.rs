@@ -77,6 +77,7 @@ pub async fn install_lock(
     activation: &Activation,
     request: &LockInstallRequest,
 ) -> Result<(), BackendError> {
+    wsp_wheels::settled(&request.root).await;
     if request.lock.format != LockFormat::Pylock {
         return Err(failed(format!(
             "this backend installs from pylock.toml locks, not {}",

@@ -41,6 +41,7 @@ mod resolve;
 mod tags;
 mod tree;
 mod write;
+mod writing;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -53,6 +54,8 @@ use wsp_protocol::{FailureReason, Package};
 
 use crate::layout::Layout;
 use crate::write::Halt;
+
+pub use writing::settled;
 
 /// The pip releases whose wheel installs (script template, RECORD) this reproduces.
 const PIP_RELEASES: std::ops::Range<u64> = 22..26;
@@ -200,17 +203,21 @@ pub async fn install(
     if count == 0 {
         return Ok(Outcome::Installed(0));
     }
+    // Held by whichever part runs the writes, a blocking task the drop of this future does not
+    // stop included, until the journal is committed or has removed what it noted.
+    let writer = writing::writer(&environment.root).await;
     let cancel = CancelOnDrop(Arc::new(AtomicBool::new(false)));
     let python = shebang.clone();
     let flag = cancel.0.clone();
     let extracted = blocking(move || {
+        let writer = writer;
         let layout = Layout::new(&target);
         let mut journal = tree::Journal::new(tree, &target.cache_tag);
         let records = write::extract(&mut planned, &layout, &mut journal, &python, &flag)?;
-        Ok::<_, Halt>((planned, journal, records, target))
+        Ok::<_, Halt>((planned, journal, records, target, writer))
     })
     .await?;
-    let (planned, journal, records, target) = extracted.map_err(halted)?;
+    let (planned, journal, records, target, writer) = extracted.map_err(halted)?;
     let layout = Layout::new(&target);
     let root = environment.root.to_string_lossy();
     let mut compiling = Compiling {
@@ -233,6 +240,7 @@ pub async fn install(
     };
     let flag = cancel.0.clone();
     blocking(move || {
+        let _writer = writer;
         write::finish(
             &planned, &layout, journal, records, compiled, &shebang, &flag,
         )

@@ -157,8 +157,8 @@ async fn a_dropped_install_leaves_all_or_nothing() {
         let finished = tokio::time::timeout(delay, fast_install(&wanted))
             .await
             .is_ok();
-        // The blocking work notices the drop between files; give it time to undo.
-        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        // The blocking work notices the drop between files and removes what it wrote.
+        wsp_wheels::settled(&root).await;
         let after = files(&root);
         let record = root.join("lib/python3.12/site-packages/d_many-1.0.dist-info/RECORD");
         if after == before {
