@@ -14,9 +14,14 @@ use crate::python::run_python;
 use crate::{NotApplicable, Step};
 
 /// Prints the marker environment as `packaging.markers.default_environment()` computes it,
-/// and the facts `packaging.tags` uses.
+/// and the facts `packaging.tags` uses (the C library's version as `packaging._manylinux`
+/// first asks for it; `None` where that fails, and manylinux wheels are then left to pip).
 const QUERY: &str = r#"
 import json, os, platform, sys, sysconfig
+try:
+    glibc = os.confstr("CS_GNU_LIBC_VERSION").rsplit()[1]
+except Exception:
+    glibc = None
 i = sys.implementation
 v = "{0.major}.{0.minor}.{0.micro}".format(i.version)
 if i.version.releaselevel != "final":
@@ -39,6 +44,7 @@ print(json.dumps({
     "version_info": list(sys.version_info[:2]),
     "is_64bit": sys.maxsize > 2 ** 32,
     "cache_tag": i.cache_tag,
+    "glibc": glibc,
 }))
 "#;
 
@@ -62,6 +68,7 @@ pub(crate) struct Facts {
     version_info: (u32, u32),
     is_64bit: bool,
     cache_tag: Option<String>,
+    glibc: Option<String>,
 }
 
 /// The target interpreter, as far as finding and installing wheels for it needs.
@@ -81,6 +88,8 @@ pub(crate) struct Interpreter {
     pub site_packages: PathBuf,
     /// `sys.implementation.cache_tag` (`cpython-312`), in the names of its `.pyc` files.
     pub cache_tag: String,
+    /// The glibc it runs on, `(major, minor)`, when it could say.
+    pub glibc: Option<(u32, u32)>,
 }
 
 impl Interpreter {
@@ -120,8 +129,17 @@ impl Interpreter {
             cache_tag: facts
                 .cache_tag
                 .ok_or("the interpreter writes no bytecode cache (no cache_tag)")?,
+            glibc: facts.glibc.as_deref().and_then(major_minor),
         })
     }
+}
+
+/// `X.Y` (and anything after) as `(X, Y)`.
+fn major_minor(version: &str) -> Option<(u32, u32)> {
+    let mut parts = version.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
 }
 
 type Key = (PathBuf, u64, Option<SystemTime>);

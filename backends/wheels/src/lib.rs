@@ -5,8 +5,9 @@
 //!
 //! 1. **Find**: the `*.whl` files directly in each `find_links` directory (absolute local
 //!    paths only), kept when their tags fit the target interpreter as `packaging.tags` would
-//!    say. A wheel whose fit cannot be told without guessing (`manylinux`, a non-CPython
-//!    interpreter), or an sdist of a needed project, leaves the request to pip.
+//!    say (a `manylinux` wheel by the interpreter's glibc version). A wheel whose fit cannot
+//!    be told without guessing (`musllinux`, a non-CPython interpreter), or an sdist of a
+//!    needed project, leaves the request to pip.
 //! 2. **Resolve**: the request's PEP 508 requirements and each picked wheel's `Requires-Dist`
 //!    (markers evaluated for the target interpreter, extras followed), `Requires-Python`
 //!    checked. Greedy: the highest fitting version satisfying what is known when a project is
@@ -171,6 +172,10 @@ pub async fn install(
         let (root, installed) = (environment.root.clone(), environment.installed.clone());
         let target = target.clone();
         blocking(move || -> Result<_, Stop> {
+            if has_manylinux_override(&site_packages) {
+                let why = "a `_manylinux` module decides which manylinux wheels fit";
+                return Err(Stop::skip(why));
+            }
             let found = find::find(&links, &target)?;
             let installed = installed::Installed::new(site_packages, &installed);
             let picked = resolve::resolve(&packages, &found, &installed, &target)?;
@@ -296,6 +301,17 @@ fn applicable(
         return no("the interpreter's path is too long for a plain shebang");
     }
     Ok(python.to_owned())
+}
+
+/// Whether `site_packages` holds a `_manylinux` module, which `packaging.tags` asks first.
+fn has_manylinux_override(site_packages: &Path) -> bool {
+    std::fs::read_dir(site_packages).is_ok_and(|entries| {
+        entries.flatten().any(|entry| {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            name == "_manylinux" || name.starts_with("_manylinux.")
+        })
+    })
 }
 
 async fn blocking<T: Send + 'static>(

@@ -23,8 +23,8 @@ pub(crate) struct WheelName {
 pub(crate) enum Fit {
     /// pip would never pick it.
     No,
-    /// pip might pick it (a `manylinux` glibc version, a non-CPython interpreter): only pip
-    /// can tell.
+    /// pip might pick it (a `musllinux` wheel, a `manylinux` one on a glibc that did not say
+    /// its version, a non-CPython interpreter): only pip can tell.
     Unsure,
     /// pip would consider it.
     Yes,
@@ -69,6 +69,29 @@ impl WheelName {
     }
 }
 
+/// Whether a `manylinux` platform tag (without its `_<arch>`) fits a glibc of `glibc`, as
+/// `packaging.tags` decides: the glibc must be at least the policy's (the legacy names are
+/// `manylinux1` = 2.5 and `manylinux2010` = 2.12 on x86_64 and i686, `manylinux2014` = 2.17).
+/// An unknown glibc, or a name it does not know, is left to pip.
+fn manylinux_fit(policy: &str, arch: &str, glibc: Option<(u32, u32)>) -> Fit {
+    let legacy_arch = matches!(arch, "x86_64" | "i686");
+    let needed = match policy {
+        "manylinux1" if legacy_arch => Some((2, 5)),
+        "manylinux2010" if legacy_arch => Some((2, 12)),
+        "manylinux2014" => Some((2, 17)),
+        "manylinux1" | "manylinux2010" => return Fit::No,
+        other => other.strip_prefix("manylinux_").and_then(|version| {
+            let (major, minor) = version.split_once('_')?;
+            Some((major.parse().ok()?, minor.parse().ok()?))
+        }),
+    };
+    match (needed, glibc) {
+        (Some(needed), Some(ours)) if needed <= ours => Fit::Yes,
+        (Some(_), Some(_)) => Fit::No,
+        _ => Fit::Unsure,
+    }
+}
+
 /// The minor version `X` of a tag `{prefix}3X` (`py3` has none).
 fn python3_minor(tag: &str, prefix: &str) -> Option<Option<u32>> {
     let rest = tag.strip_prefix(prefix)?.strip_prefix('3')?;
@@ -91,14 +114,12 @@ fn triple_fit(target: &Interpreter, python: &str, abi: &str, platform: &str) -> 
         (Some(ours), theirs) if ours == theirs => Fit::Yes,
         (Some(ours), theirs) => {
             let arch = ours.trim_start_matches("linux_");
-            let tail = format!("_{arch}");
-            let is_linux = ["manylinux", "musllinux", "linux_"]
-                .iter()
-                .any(|prefix| theirs.starts_with(prefix));
-            if is_linux && theirs.ends_with(&tail) && !theirs.starts_with("linux_") {
-                Fit::Unsure
-            } else {
-                Fit::No
+            match theirs.strip_suffix(&format!("_{arch}")) {
+                Some(policy) if policy.starts_with("manylinux") => {
+                    manylinux_fit(policy, arch, target.glibc)
+                }
+                Some(policy) if policy.starts_with("musllinux") => Fit::Unsure,
+                _ => Fit::No,
             }
         }
         (None, _) => Fit::Unsure,
@@ -167,6 +188,7 @@ mod tests {
             linux_platform: Some("linux_x86_64".to_owned()),
             site_packages: PathBuf::from("lib/python3.12/site-packages"),
             cache_tag: "cpython-312".to_owned(),
+            glibc: Some((2, 36)),
         }
     }
 
@@ -191,8 +213,52 @@ mod tests {
         );
         assert_eq!(
             fit("demo-1.0-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"),
+            Some(Fit::Yes)
+        );
+        assert_eq!(
+            fit("demo-1.0-cp312-cp312-manylinux_2_36_x86_64.whl"),
+            Some(Fit::Yes)
+        );
+        assert_eq!(
+            fit("demo-1.0-cp312-cp312-manylinux_2_37_x86_64.whl"),
+            Some(Fit::No)
+        );
+        assert_eq!(
+            fit("demo-1.0-cp312-cp312-manylinux_3_0_x86_64.whl"),
+            Some(Fit::No)
+        );
+        assert_eq!(
+            fit("demo-1.0-cp312-cp312-manylinux1_x86_64.whl"),
+            Some(Fit::Yes)
+        );
+        assert_eq!(
+            fit("demo-1.0-cp312-cp312-manylinux2010_x86_64.whl"),
+            Some(Fit::Yes)
+        );
+        assert_eq!(
+            fit("demo-1.0-cp312-cp312-manylinux_2_17_aarch64.whl"),
+            Some(Fit::No)
+        );
+        assert_eq!(
+            fit("demo-1.0-cp312-cp312-manylinux_x_y_x86_64.whl"),
             Some(Fit::Unsure)
         );
+        assert_eq!(
+            fit("demo-1.0-cp312-cp312-musllinux_1_2_x86_64.whl"),
+            Some(Fit::Unsure)
+        );
+        let unknown_glibc = Interpreter {
+            glibc: None,
+            ..cpython312()
+        };
+        let name = WheelName::parse("demo-1.0-cp312-cp312-manylinux_2_17_x86_64.whl").unwrap();
+        assert_eq!(name.fit(&unknown_glibc), Fit::Unsure);
+        let aarch64 = Interpreter {
+            linux_platform: Some("linux_aarch64".to_owned()),
+            ..cpython312()
+        };
+        let legacy = WheelName::parse("demo-1.0-cp312-cp312-manylinux2010_aarch64.whl").unwrap();
+        assert_eq!(legacy.fit(&aarch64), Fit::No);
         assert_eq!(fit("demo-1.0-pp310-pypy310_pp73-any.whl"), Some(Fit::No));
         assert_eq!(fit("demo-1.0-py3-none.whl"), None);
         assert_eq!(fit("demo-1.0-x-py3-none-any.whl"), None);

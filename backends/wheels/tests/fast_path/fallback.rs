@@ -30,11 +30,11 @@ fn write_wheels(dir: &Path) {
     Distribution::new("c-unsure", "1.0")
         .write_wheel(dir)
         .unwrap();
-    let manylinux = Distribution::new("c-unsure", "2.0")
+    let musllinux = Distribution::new("c-unsure", "2.0")
         .write_wheel(dir)
         .unwrap();
-    let renamed = "c_unsure-2.0-cp312-cp312-manylinux_2_17_x86_64.whl";
-    std::fs::rename(manylinux, dir.join(renamed)).unwrap();
+    let renamed = "c_unsure-2.0-cp312-cp312-musllinux_1_2_x86_64.whl";
+    std::fs::rename(musllinux, dir.join(renamed)).unwrap();
     Distribution::new("c-sdist", "1.0")
         .write_wheel(dir)
         .unwrap();

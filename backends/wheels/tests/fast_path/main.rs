@@ -13,9 +13,9 @@ use support::*;
 use wsp_testing::Distribution;
 use wsp_wheels::Outcome;
 
-/// The request of the comparison: a project with a dependency (two versions), an extra, a
-/// marker that excludes a dependency, console and GUI scripts, a `.data/scripts` script, a
-/// `.data/data` file, a package; and wheels that do not fit.
+/// The request of the comparison: a project with a dependency (two versions), an extra (whose
+/// project has 250 modules), a marker that excludes a dependency, console and GUI scripts, a
+/// `.data/scripts` script, a `.data/data` file, a package; and wheels that do not fit.
 fn write_wheels(dir: &Path) {
     let mut top = Distribution::new("wsp-top", "1.0")
         .provides_extra("fancy")
@@ -51,9 +51,11 @@ fn write_wheels(dir: &Path) {
             .write_wheel(dir)
             .unwrap();
     }
-    Distribution::new("wsp-extra-dep", "1.0")
-        .write_wheel(dir)
-        .unwrap();
+    // Enough modules for the bytecode compile to be split among several interpreter runs.
+    let mut many = Distribution::new("wsp-extra-dep", "1.0");
+    many.files
+        .extend((0..250).map(|i| (format!("wsp_many/m{i}.py"), format!("N = {i}\n"))));
+    many.write_wheel(dir).unwrap();
     Distribution::new("wsp-excluded", "1.0")
         .write_wheel(dir)
         .unwrap();
