@@ -1,5 +1,6 @@
 //! A greedy resolver over the wheels found: each project gets the highest version that fits
-//! the interpreter and satisfies the constraints seen when it is first needed; a constraint
+//! the interpreter and satisfies the constraints seen when it is first needed (all of the
+//! request's own constraints on it among them); a constraint
 //! seen later that the pick does not satisfy, or anything pip might decide differently, stops
 //! the fast path ([`NotApplicable`]) so that pip resolves with its real resolver.
 
@@ -7,6 +8,7 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::str::FromStr;
 
 use pep440_rs::Version;
+use pep440_rs::VersionSpecifiers;
 use pep508_rs::{ExtraName, PackageName, Requirement, VersionOrUrl};
 
 use crate::archive::Wheel;
@@ -47,6 +49,17 @@ pub(crate) fn resolve(
             queue.push_back((requirement, true));
         }
     }
+    // Every version constraint the request itself puts on a project holds for its pick, as
+    // pip's resolver makes them hold together (`a>=1` and `a<2` given apart).
+    let mut requested_versions: HashMap<PackageName, Vec<VersionSpecifiers>> = HashMap::new();
+    for (requirement, _) in &queue {
+        if let Some(VersionOrUrl::VersionSpecifier(specifiers)) = &requirement.version_or_url {
+            requested_versions
+                .entry(requirement.name.clone())
+                .or_default()
+                .push(specifiers.clone());
+        }
+    }
     let mut picks: HashMap<PackageName, Pick> = HashMap::new();
     let mut wheels: Vec<Picked> = Vec::new();
     while let Some((requirement, requested)) = queue.pop_front() {
@@ -61,7 +74,11 @@ pub(crate) fn resolve(
         if specifiers.is_some_and(|s| s.iter().any(|s| s.any_prerelease())) {
             return Err(Stop::skip(format!("{requirement} asks for a pre-release")));
         }
-        let satisfied = |version: &Version| specifiers.is_none_or(|s| s.contains(version));
+        let requested_too = requested_versions.get(&name).map_or(&[][..], Vec::as_slice);
+        let satisfied = |version: &Version| {
+            specifiers.is_none_or(|s| s.contains(version))
+                && requested_too.iter().all(|s| s.contains(version))
+        };
         if let Some(pick) = picks.get_mut(&name) {
             if !satisfied(&pick.version) {
                 return Err(Stop::skip(format!(

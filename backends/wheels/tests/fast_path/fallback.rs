@@ -132,3 +132,22 @@ async fn wheels_for_another_python_or_platform_are_skipped() {
     );
     assert_ne!(files(&root), before);
 }
+
+/// The request's own constraints on one project, given apart, hold together for its pick (as
+/// pip's resolver makes them), instead of leaving the request to pip.
+#[tokio::test]
+async fn the_requests_own_constraints_on_a_project_hold_together() {
+    let Scratch {
+        dir: _dir,
+        links,
+        root,
+    } = scratch(write_wheels);
+    let outcome = fast_install(&request(&root, &["c-dep2>=1", "c-dep2<2"], &[&links]))
+        .await
+        .unwrap();
+    assert_eq!(outcome, Outcome::Installed(1));
+    let listed = wsp_install::packages::installed_packages(&root).unwrap();
+    let dep2: Vec<_> = listed.iter().filter(|p| p.name == "c-dep2").collect();
+    assert_eq!(dep2.len(), 1, "{listed:?}");
+    assert_eq!(dep2[0].version, "1.0");
+}
