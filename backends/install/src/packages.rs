@@ -26,6 +26,9 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
 use wsp_protocol::Package;
 
+/// The name normalized as PEP 503 says (the wheel installer's own).
+pub use wsp_wheels::normalize_name;
+
 /// The most of a metadata file ever read: its header block is a few KiB at most.
 pub const HEADER_LIMIT: u64 = 64 * 1024;
 
@@ -127,24 +130,6 @@ pub fn read_untrusted_file(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
         return Err(invalid(&format!("is larger than {limit} bytes")));
     }
     Ok(bytes)
-}
-
-/// The name normalized as PEP 503 says: lowercase, each run of `-`, `_` and `.` one `-`.
-pub fn normalize_name(name: &str) -> String {
-    let mut normalized = String::with_capacity(name.len());
-    let mut in_separator = false;
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            if !in_separator {
-                normalized.push('-');
-            }
-            in_separator = true;
-        } else {
-            normalized.extend(c.to_lowercase());
-            in_separator = false;
-        }
-    }
-    normalized
 }
 
 fn compare(a_key: &str, a: &Package, b_key: &str, b: &Package) -> Ordering {

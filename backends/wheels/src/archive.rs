@@ -213,7 +213,7 @@ fn find_dist_info(files: &[Entry], name: &PackageName, path: &Path) -> Result<St
             found.len()
         )));
     };
-    if !crate::metadata::canonicalize(dist_info).starts_with(name.as_ref()) {
+    if !crate::metadata::normalize_name(dist_info).starts_with(name.as_ref()) {
         return Err(Stop::skip(format!(
             "{} holds {dist_info}, not {name}",
             path.display()

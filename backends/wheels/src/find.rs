@@ -8,7 +8,7 @@ use pep440_rs::Version;
 use pep508_rs::PackageName;
 
 use crate::interpreter::Interpreter;
-use crate::metadata::canonicalize;
+use crate::metadata::normalize_name;
 use crate::tags::{Fit, WheelName};
 use crate::NotApplicable;
 
@@ -96,6 +96,6 @@ fn add(found: &mut Found, dir: &Path, file_name: &str, target: &Interpreter) {
     .iter()
     .any(|suffix| file_name.to_ascii_lowercase().ends_with(suffix));
     if archive {
-        found.others.push(canonicalize(file_name));
+        found.others.push(normalize_name(file_name));
     }
 }

@@ -9,7 +9,7 @@ use pep440_rs::Version;
 use pep508_rs::PackageName;
 use wsp_protocol::Package;
 
-use crate::metadata::{canonicalize, Metadata};
+use crate::metadata::{normalize_name, Metadata};
 use crate::tree::read_bounded;
 use crate::Stop;
 
@@ -28,7 +28,7 @@ impl Installed {
         let mut by_name: HashMap<String, Vec<String>> = HashMap::new();
         for package in packages {
             by_name
-                .entry(canonicalize(&package.name))
+                .entry(normalize_name(&package.name))
                 .or_default()
                 .push(package.version.clone());
         }
@@ -60,7 +60,7 @@ impl Installed {
             Some([version]) => version,
             _ => return Err(unreadable("not installed once".to_owned())),
         };
-        let expected = canonicalize(&format!("{name}-{version}.dist-info"));
+        let expected = normalize_name(&format!("{name}-{version}.dist-info"));
         let entries =
             std::fs::read_dir(&self.site_packages).map_err(|e| unreadable(e.to_string()))?;
         let mut found = Vec::new();
@@ -68,7 +68,7 @@ impl Installed {
             let matches = entry
                 .file_name()
                 .to_str()
-                .is_some_and(|file| canonicalize(file) == expected);
+                .is_some_and(|file| normalize_name(file) == expected);
             if matches && entry.file_type().is_ok_and(|t| t.is_dir()) {
                 found.push(entry.path());
             }

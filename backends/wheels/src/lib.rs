@@ -56,6 +56,7 @@ use wsp_protocol::{FailureReason, Package};
 use crate::layout::Layout;
 use crate::write::Halt;
 
+pub use metadata::normalize_name;
 pub use writing::settled;
 
 /// The pip releases whose wheel installs (script template, RECORD) this reproduces.

@@ -72,8 +72,9 @@ fn header_fields(text: &str) -> Vec<(String, String)> {
     fields
 }
 
-/// A name as PEP 503 normalizes it (also applied to whole file names, as pip does).
-pub(crate) fn canonicalize(name: &str) -> String {
+/// A name as PEP 503 normalizes it: lowercase, each run of `-`, `_` and `.` one `-` (also
+/// applied to whole file names, as pip does).
+pub fn normalize_name(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     let mut separator = false;
     for c in name.chars() {
@@ -159,7 +160,7 @@ fn parse_script_line(line: &str) -> Option<ScriptEntry> {
 
 /// Whether `name` (a requirement's or a file's) is `expected`.
 pub(crate) fn same_project(name: &str, expected: &PackageName) -> bool {
-    canonicalize(name) == expected.as_ref()
+    normalize_name(name) == expected.as_ref()
 }
 
 #[cfg(test)]
@@ -185,7 +186,7 @@ mod tests {
         assert!(script_entries("[console_scripts]\ndemo = demo [extra]\n").is_err());
         assert!(script_entries("[console_scripts]\na = m:f\na = m:g\n").is_err());
         assert_eq!(
-            canonicalize("Demo_Pkg-1.0.dist-info"),
+            normalize_name("Demo_Pkg-1.0.dist-info"),
             "demo-pkg-1-0-dist-info"
         );
     }

@@ -15,7 +15,7 @@ use crate::archive::Wheel;
 use crate::find::Found;
 use crate::installed::Installed;
 use crate::interpreter::Interpreter;
-use crate::metadata::{canonicalize, same_project, Metadata};
+use crate::metadata::{normalize_name, same_project, Metadata};
 use crate::{NotApplicable, Stop};
 
 /// A wheel the request installs.
@@ -145,7 +145,7 @@ fn provided(requested: &[ExtraName], metadata: &Metadata) -> Result<Vec<ExtraNam
         let matching: Vec<&String> = metadata
             .provides_extra
             .iter()
-            .filter(|provided| canonicalize(provided) == extra.as_ref())
+            .filter(|provided| normalize_name(provided) == extra.as_ref())
             .collect();
         if matching
             .iter()
