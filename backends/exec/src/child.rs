@@ -14,7 +14,8 @@ use super::sandbox::ChildSandbox;
 /// Everything the child needs, prepared before the fork so that nothing is allocated after it.
 #[derive(Debug, Default)]
 pub(super) struct ChildSetup {
-    /// `cgroup.procs` of the command's cgroups (its containment's, its `pids` cgroup's).
+    /// `cgroup.procs` of the cgroups the child joins: its containment's (unless it was started
+    /// inside it), its v1 `pids` cgroup's.
     pub(super) cgroup_procs: [Option<RawFd>; 2],
     /// The PID namespace to enter.
     pub(super) namespace: Option<NamespacePlan>,

@@ -64,6 +64,7 @@ mod options;
 mod pty;
 pub mod remove_tree;
 pub mod sandbox;
+mod spawn;
 mod stack;
 mod stdin;
 mod streams;
@@ -88,6 +89,7 @@ pub use contain::{
     containment_mode, kill_all_live, process_limit, ProcessLimit, TEST_CONTAINMENT_VAR,
 };
 pub use sandbox::{sandbox_availability, TEST_UNAVAILABLE_VAR};
+pub use spawn::TEST_SPAWN_VAR;
 pub use stack::{
     current_stack, parse_stack, stack_value, ENVIRONMENT_ID_VAR, ENVIRONMENT_STACK_VAR,
 };
@@ -202,7 +204,7 @@ pub async fn run_with_stack(
         })
         .collect();
     let namespaced = containment.namespace().is_some();
-    let mut setup = child::ChildSetup {
+    let setup = child::ChildSetup {
         cgroup_procs: containment.cgroup_procs(),
         namespace: containment.namespace().cloned(),
         cwd: Some(spec.cwd.as_fd().as_raw_fd()),
@@ -234,23 +236,23 @@ pub async fn run_with_stack(
         (None, Some(text)) => Some(stdin::Input::Text(text.clone())),
         (None, None) => None,
     };
-    let mut command = tokio::process::Command::new(&executable);
-    command
-        .args(&spec.argv[1..])
-        .kill_on_drop(true)
-        .env_remove("PYTHONHOME");
-    streams::connect(&mut command, pty.as_ref(), input.is_some(), namespaced).map_err(|error| {
+    let start_error = |what: &str, error| {
         BackendError::caused_by(
             FailureReason::SpawnFailed,
-            format!("cannot start `{program}`: its terminal"),
+            format!("cannot start `{program}`: {what}"),
             error,
         )
-    })?;
+    };
+    let mut command = spawn::CommandLine::new(&executable, &spec.argv[1..])
+        .map_err(|error| start_error("its command line", error))?;
+    command.env_remove("PYTHONHOME");
     for (key, value) in &spec.activation.vars {
         command.env(key, value);
     }
     command.env("PATH", &path);
-    command.envs(spec.env);
+    for (key, value) in spec.env {
+        command.env(key, value);
+    }
     command.env(ENVIRONMENT_ID_VAR, spec.environment_id);
     command.env(
         ENVIRONMENT_STACK_VAR,
@@ -259,32 +261,31 @@ pub async fn run_with_stack(
     if let Some(sandbox) = &sandbox {
         command.env("TMPDIR", sandbox.tmpdir());
     }
-    // SAFETY: the setup makes only async-signal-safe system calls (see `ChildSetup::apply`).
-    unsafe {
-        command.pre_exec(move || setup.apply());
-    }
+    let (stdio, pipe_ends) = streams::connect(pty.as_ref(), input.is_some(), namespaced)
+        .map_err(|error| start_error("its standard streams", error))?;
+    let launch = spawn::Launch {
+        command,
+        stdio: stdio.fds,
+        process_group: stdio.process_group,
+        cgroup: containment.cgroup_dir(),
+        setup,
+    };
 
     let started = Instant::now();
-    // A spawn returns once the child has exec'd, after its setup (joining its cgroup, entering
-    // namespaces): 0.5-4 ms measured. It runs on the blocking pool, not on the async thread that
+    // A spawn returns once the child has exec'd, after its setup (entering namespaces, the
+    // sandbox): 0.5-4 ms measured. It runs on the blocking pool, not on the async thread that
     // serves every other request meanwhile. The containment goes along and comes back, so a
-    // request dropped during the spawn still has what it started killed.
+    // request dropped during the spawn still has what it started killed (and the child reaped).
     let spawning = tokio::task::spawn_blocking(move || {
-        let spawned = command.spawn();
+        let spawned = launch.start().and_then(spawn::ChildProcess::new);
         if let Ok(child) = &spawned {
-            containment.started(child.id());
+            containment.started(Some(child.id()));
         }
-        // The command holds the terminal's slave now; the server's copies must not keep it open.
-        drop(command);
         (spawned, containment)
     });
-    let (spawned, mut containment) = spawning.await.map_err(|error| {
-        BackendError::caused_by(
-            FailureReason::SpawnFailed,
-            format!("cannot start `{program}`: the spawn did not finish"),
-            error,
-        )
-    })?;
+    let (spawned, mut containment) = spawning
+        .await
+        .map_err(|error| start_error("the spawn did not finish", error.into()))?;
     let mut child = spawned.map_err(|error| {
         if let Some(failure) = sandbox.as_ref().and_then(sandbox::Prepared::failure) {
             return BackendError::failed(FailureReason::SandboxUnavailable, failure);
@@ -302,7 +303,8 @@ pub async fn run_with_stack(
         input: writer,
         end,
         terminal,
-    } = streams::ChildStreams::take(&mut child, pty, options.pty.clone());
+    } = streams::ChildStreams::take(pipe_ends, pty, options.pty.clone())
+        .map_err(|error| start_error("its output pipes", error))?;
     let stdout = capture::Capture {
         pipe: stdout_pipe,
         stream: OutputStream::Stdout,

@@ -9,7 +9,6 @@
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::pin::Pin;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
@@ -58,8 +57,8 @@ impl Pty {
     }
 
     /// The slave, for one of the child's standard streams.
-    pub(crate) fn slave(&self) -> io::Result<Stdio> {
-        Ok(Stdio::from(self.slave.try_clone()?))
+    pub(crate) fn slave(&self) -> io::Result<OwnedFd> {
+        self.slave.try_clone()
     }
 
     /// The master's halves; the server's copy of the slave is closed, so the reader sees the

@@ -1,46 +1,72 @@
 //! The child's standard streams as the run uses them: pipes, or a pseudo-terminal's master
 //! (its output as stdout, its input, its size).
 
-use std::process::Stdio;
+use std::io;
+use std::os::fd::OwnedFd;
 
+use rustix::fs::{Mode, OFlags};
+use rustix::pipe::{pipe_with, PipeFlags};
 use tokio::io::AsyncRead;
-use tokio::process::{Child, Command};
+use tokio::net::unix::pipe;
 use tokio::sync::watch;
 use wsp_protocol::interactive::PtySize;
 
 use super::pty::{self, Pty, PtyResizer};
 use super::stdin::InputWriter;
 
-/// Gives `command` its standard streams: the slave of `pty` for all three (the command then
-/// makes a session of its own, which leads its own process group; a PID namespace's forwarder,
+/// The child's standard streams, and whether it leads a process group of its own.
+pub(crate) struct ChildStdio {
+    pub(crate) fds: [OwnedFd; 3],
+    pub(crate) process_group: bool,
+}
+
+/// The server's ends of the child's pipes.
+#[derive(Default)]
+pub(crate) struct PipeEnds {
+    stdin: Option<OwnedFd>,
+    stdout: Option<OwnedFd>,
+    stderr: Option<OwnedFd>,
+}
+
+/// The child's standard streams: the slave of `pty` for all three (the command then makes a
+/// session of its own, which leads its own process group; a PID namespace's forwarder,
 /// `namespaced`, still leads a group of its own), else pipes (stdin the null device without
 /// `input`) in a process group of its own.
 pub(crate) fn connect(
-    command: &mut Command,
     pty: Option<&Pty>,
     input: bool,
     namespaced: bool,
-) -> std::io::Result<()> {
-    match pty {
-        Some(pty) => {
-            command
-                .stdin(pty.slave()?)
-                .stdout(pty.slave()?)
-                .stderr(pty.slave()?);
-            if namespaced {
-                command.process_group(0);
-            }
-        }
-        None => {
-            let stdin = if input { Stdio::piped() } else { Stdio::null() };
-            command
-                .stdin(stdin)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .process_group(0);
-        }
+) -> io::Result<(ChildStdio, PipeEnds)> {
+    if let Some(pty) = pty {
+        let stdio = ChildStdio {
+            fds: [pty.slave()?, pty.slave()?, pty.slave()?],
+            process_group: namespaced,
+        };
+        return Ok((stdio, PipeEnds::default()));
     }
-    Ok(())
+    let (stdin, input) = if input {
+        let (read, write) = pipe_with(PipeFlags::CLOEXEC)?;
+        (read, Some(write))
+    } else {
+        let null = rustix::fs::open(
+            c"/dev/null",
+            OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        (null, None)
+    };
+    let (stdout_read, stdout) = pipe_with(PipeFlags::CLOEXEC)?;
+    let (stderr_read, stderr) = pipe_with(PipeFlags::CLOEXEC)?;
+    let stdio = ChildStdio {
+        fds: [stdin, stdout, stderr],
+        process_group: true,
+    };
+    let ends = PipeEnds {
+        stdin: input,
+        stdout: Some(stdout_read),
+        stderr: Some(stderr_read),
+    };
+    Ok((stdio, ends))
 }
 
 /// A stream of the child's output.
@@ -63,31 +89,44 @@ pub(crate) struct ChildStreams {
 }
 
 impl ChildStreams {
-    /// The pipes of `child`, or the master of `pty` (whose size follows `sizes`).
+    /// The server's ends of the pipes, or the master of `pty` (whose size follows `sizes`);
+    /// call inside the runtime.
     pub(crate) fn take(
-        child: &mut Child,
+        ends: PipeEnds,
         pty: Option<Pty>,
         sizes: Option<watch::Receiver<PtySize>>,
-    ) -> ChildStreams {
+    ) -> io::Result<ChildStreams> {
         match pty {
             Some(pty) => {
                 let (reader, writer) = pty.into_master();
                 let terminal = sizes.map(|sizes| (writer.resizer(), sizes));
-                ChildStreams {
+                Ok(ChildStreams {
                     stdout: Some(Box::new(reader)),
                     stderr: None,
                     input: Some(Box::new(writer)),
                     end: pty::END_OF_INPUT,
                     terminal,
-                }
+                })
             }
-            None => ChildStreams {
-                stdout: child.stdout.take().map(|pipe| Box::new(pipe) as Output),
-                stderr: child.stderr.take().map(|pipe| Box::new(pipe) as Output),
-                input: child.stdin.take().map(|pipe| Box::new(pipe) as InputWriter),
-                end: b"",
-                terminal: None,
-            },
+            None => {
+                let output = |end: Option<OwnedFd>| -> io::Result<Option<Output>> {
+                    Ok(match end {
+                        Some(end) => Some(Box::new(pipe::Receiver::from_owned_fd(end)?)),
+                        None => None,
+                    })
+                };
+                let input = match ends.stdin {
+                    Some(end) => Some(Box::new(pipe::Sender::from_owned_fd(end)?) as InputWriter),
+                    None => None,
+                };
+                Ok(ChildStreams {
+                    stdout: output(ends.stdout)?,
+                    stderr: output(ends.stderr)?,
+                    input,
+                    end: b"",
+                    terminal: None,
+                })
+            }
         }
     }
 }

@@ -84,6 +84,8 @@ fn wait_exit_code(pid: libc::pid_t) -> Option<i32> {
 #[derive(Debug)]
 pub(super) struct ExecCgroup {
     dir: PathBuf,
+    /// The directory itself, to start a child in (`CLONE_INTO_CGROUP`).
+    dir_fd: OwnedFd,
     procs: OwnedFd,
     kill: OwnedFd,
     events: OwnedFd,
@@ -112,14 +114,16 @@ impl ExecCgroup {
                 std::fs::write(dir.join("pids.max"), processes.to_string())?;
             }
             Ok::<_, io::Error>((
+                open(".", OFlags::RDONLY | OFlags::DIRECTORY)?,
                 open("cgroup.procs", OFlags::WRONLY)?,
                 open("cgroup.kill", OFlags::WRONLY)?,
                 open("cgroup.events", OFlags::RDONLY)?,
             ))
         })();
         match files {
-            Ok((procs, kill, events)) => Ok(ExecCgroup {
+            Ok((dir_fd, procs, kill, events)) => Ok(ExecCgroup {
                 dir,
+                dir_fd,
                 procs,
                 kill,
                 events,
@@ -130,6 +134,10 @@ impl ExecCgroup {
                 Err(error)
             }
         }
+    }
+
+    pub(super) fn dir_fd(&self) -> RawFd {
+        self.dir_fd.as_raw_fd()
     }
 
     pub(super) fn procs_fd(&self) -> RawFd {

@@ -4,8 +4,9 @@
 //! ([`containment_mode`]):
 //! 1. [`ContainmentMode::Cgroup`]: a cgroup v2 of its own per command, created in this
 //!    process's subtree (module `subtree`: the server moves itself into a leaf of it, and at
-//!    start kills and removes what dead servers left) and joined by the child before it
-//!    execs. `cgroup.kill` kills every process in it, `setsid` daemons included, and
+//!    start kills and removes what dead servers left). The child starts inside it (`clone3`
+//!    with `CLONE_INTO_CGROUP`, module `spawn`), or joins it before it execs where `clone3` is
+//!    refused. `cgroup.kill` kills every process in it, `setsid` daemons included, and
 //!    `cgroup.events` tells when it is empty; a process the command moved into the server's
 //!    own cgroup is killed when the command ends (module `escapees`). Should the server die
 //!    without cleaning up (`SIGKILL`), its guardian kills the whole subtree at once (module
@@ -185,7 +186,14 @@ impl Containment {
         })
     }
 
-    /// The `cgroup.procs` descriptors the child writes `0` to, to join its cgroups.
+    /// The directory of the command's cgroup v2, to start the child in; it is also the first
+    /// of [`Containment::cgroup_procs`].
+    pub(super) fn cgroup_dir(&self) -> Option<RawFd> {
+        self.cgroup.as_deref().map(cgroup::ExecCgroup::dir_fd)
+    }
+
+    /// The `cgroup.procs` descriptors the child writes `0` to, to join its cgroups: first its
+    /// cgroup v2's (which a child started in it skips), then its v1 `pids` cgroup's.
     pub(super) fn cgroup_procs(&self) -> [Option<RawFd>; 2] {
         [
             self.cgroup.as_deref().map(cgroup::ExecCgroup::procs_fd),
