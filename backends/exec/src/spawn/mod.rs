@@ -110,7 +110,10 @@ impl Launch {
                 started.reap_blocking();
                 Err(io::Error::from_raw_os_error(errno))
             }
-            Err(error) => Err(error),
+            Err(error) => {
+                started.kill_and_reap();
+                Err(error)
+            }
         }
     }
 

@@ -17,6 +17,13 @@ impl Started {
     pub(super) fn reap_blocking(self) {
         let _ = wait_pid(self.pid, WaitIdOptions::EXITED);
     }
+
+    /// Kills the child and reaps it, blocking the thread.
+    pub(super) fn kill_and_reap(self) {
+        // SAFETY: the pid is this process's unreaped child.
+        unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        self.reap_blocking();
+    }
 }
 
 /// A running child of this process.
@@ -29,14 +36,22 @@ pub(crate) struct ChildProcess {
 }
 
 impl ChildProcess {
-    /// Takes over `started`; call inside the runtime.
+    /// Takes over `started`; call inside the runtime. Should the pidfd not register, the
+    /// child is killed and reaped.
     pub(crate) fn new(started: Started) -> io::Result<Self> {
         let pidfd = match started.pidfd {
             // SAFETY: the `OwnedFd` owns its descriptor for as long as the `AsyncFd` holds it.
-            Some(pidfd) => Some(
-                unsafe { AsyncFd::register_with_interest(pidfd, Interest::READABLE) }
-                    .map_err(|error| error.into_parts().1)?,
-            ),
+            Some(pidfd) => {
+                match unsafe { AsyncFd::register_with_interest(pidfd, Interest::READABLE) } {
+                    Ok(pidfd) => Some(pidfd),
+                    Err(error) => {
+                        // SAFETY: the pid is this process's unreaped child.
+                        unsafe { libc::kill(started.pid, libc::SIGKILL) };
+                        let _ = wait_pid(started.pid, WaitIdOptions::EXITED);
+                        return Err(error.into_parts().1);
+                    }
+                }
+            }
             None => None,
         };
         Ok(ChildProcess {
