@@ -1,12 +1,10 @@
-//! One WebSocket connection as a [`Connection`]: the session reads the socket itself (text
-//! frames become payloads, with no task or queue in between), and a writer task sends answers,
-//! pings and the closing frame. A client that stops reading fills its own queue and pauses its
-//! own session only. The answers are bounded by their bytes, not their number, as the stdio
-//! writer's are: an answer may be tens of MiB (an execute's output), so a count would let a
-//! client that never reads make the server hold that many of them. A peer that reads nothing
-//! for the ping interval and the pong timeout together while an answer waits is closed, as one
-//! whose pong does not come while the session waits on the socket is (a session too busy to
-//! read may have the pong waiting unread: its peer gets another pong timeout, and another).
+//! One WebSocket connection as a [`Connection`]: a reader task turns text frames into
+//! payloads, a writer task sends answers, pings and the closing frame. Both are bounded: a
+//! client that stops reading fills its own queue and pauses its own session only. The answers
+//! are bounded by their bytes, not their number, as the stdio writer's are: an answer may be
+//! tens of MiB (an execute's output), so a count would let a client that never reads make the
+//! server hold that many of them. A peer that reads nothing for the ping interval and the pong
+//! timeout together while an answer waits is closed, as one that does not answer a ping is.
 
 use std::io;
 use std::net::SocketAddr;
@@ -33,6 +31,8 @@ use crate::codec::Frame;
 use crate::runtime::FrameSource;
 use crate::transport::{Connection, ConnectionSlot, TransportName};
 
+/// Messages read and not yet taken by the session, per connection.
+const INBOUND_QUEUE: usize = 16;
 /// Bytes of answers handed over and not yet written, per connection, below which the session
 /// may hand over another (which may be larger: one answer is always taken).
 const OUTBOUND_BYTES: usize = 64 * 1024;
@@ -82,16 +82,18 @@ impl Connection for WebSocketConnection {
     /// Starts the connection's reader and writer; the message limit was set at the upgrade.
     fn open(self, _max_frame_bytes: usize) -> (Inbound, Outbound) {
         let (sink, stream) = self.socket.split();
+        let (inbound, received) = mpsc::channel(INBOUND_QUEUE);
         let (outbound, to_send) = mpsc::unbounded_channel();
         let queued = Arc::new(QueuedBytes::default());
         let (close, closing) = mpsc::channel(1);
-        let reading = Arc::new(ReadState::default());
+        let answered = Arc::new(AtomicBool::new(true));
+        tokio::spawn(read(stream, inbound, close, Arc::clone(&answered)));
         let writer = Writer {
             sink,
             to_send,
             queued: Arc::clone(&queued),
             closing,
-            reading: Arc::clone(&reading),
+            answered,
             ping_interval: self.ping_interval,
             pong_timeout: self.pong_timeout,
             _slot: self.slot,
@@ -100,10 +102,7 @@ impl Connection for WebSocketConnection {
         let outbound = Some(outbound);
         (
             Inbound {
-                stream,
-                close,
-                reading,
-                ended: false,
+                frames: received,
                 last: None,
             },
             Outbound { outbound, queued },
@@ -121,12 +120,55 @@ type Sink_ = futures::stream::SplitSink<WebSocketStream<MaybeTls>, Message>;
 /// How a send ended: sent, failed, or given up on because the peer took nothing in time.
 type Sent = Result<Result<(), WsError>, tokio::time::error::Elapsed>;
 
+async fn read(
+    mut stream: Stream_,
+    inbound: mpsc::Sender<io::Result<Frame>>,
+    close: mpsc::Sender<CloseFrame>,
+    answered: Arc<AtomicBool>,
+) {
+    let refuse = |code: CloseCode, reason: &'static str| CloseFrame {
+        code,
+        reason: reason.into(),
+    };
+    while let Some(message) = stream.next().await {
+        let closing = match message {
+            Ok(Message::Text(text)) => {
+                if inbound
+                    .send(Ok(Frame::Payload(text.to_string())))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                continue;
+            }
+            Ok(Message::Pong(_)) => {
+                answered.store(true, Ordering::Release);
+                continue;
+            }
+            Ok(Message::Ping(_)) | Ok(Message::Frame(_)) => continue,
+            Ok(Message::Close(_)) => return,
+            Ok(Message::Binary(_)) => refuse(CloseCode::Unsupported, "text frames only"),
+            Err(WsError::Capacity(CapacityError::MessageTooLong { .. })) => {
+                refuse(CloseCode::Size, "message too long")
+            }
+            Err(WsError::Utf8(_)) => refuse(CloseCode::Invalid, "text that is not UTF-8"),
+            Err(error) => {
+                tracing::debug!(%error, "a WebSocket connection failed");
+                return;
+            }
+        };
+        let _ = close.send(closing).await;
+        return;
+    }
+}
+
 struct Writer {
     sink: Sink_,
     to_send: mpsc::UnboundedReceiver<Bytes>,
     queued: Arc<QueuedBytes>,
     closing: mpsc::Receiver<CloseFrame>,
-    reading: Arc<ReadState>,
+    answered: Arc<AtomicBool>,
     ping_interval: Duration,
     pong_timeout: Duration,
     _slot: ConnectionSlot,
@@ -170,7 +212,7 @@ impl Writer {
                 },
                 _ = ping.tick() => {
                     if pong_deadline.is_none() {
-                        self.reading.answered.store(false, Ordering::Release);
+                        self.answered.store(false, Ordering::Release);
                         pong_deadline = Some(tokio::time::Instant::now() + self.pong_timeout);
                         if self.sink.send(Message::Ping(Bytes::new())).await.is_err() {
                             return;
@@ -178,17 +220,13 @@ impl Writer {
                     }
                 }
                 () = deadline => {
-                    if self.reading.answered.load(Ordering::Acquire) {
-                        pong_deadline = None;
-                    } else if self.reading.waiting.load(Ordering::Acquire) {
+                    if !self.answered.load(Ordering::Acquire) {
                         break CloseFrame { code: CloseCode::Away, reason: "no answer to a ping".into() };
-                    } else {
-                        // The session is busy and reads nothing: the pong may wait unread.
-                        pong_deadline = Some(tokio::time::Instant::now() + self.pong_timeout);
                     }
+                    pong_deadline = None;
                 }
             }
-            if pong_deadline.is_some() && self.reading.answered.load(Ordering::Acquire) {
+            if pong_deadline.is_some() && self.answered.load(Ordering::Acquire) {
                 pong_deadline = None;
             }
         };
@@ -240,88 +278,30 @@ impl Drop for Writer {
     }
 }
 
-/// What the session's reading tells the writer's pings.
-#[derive(Default)]
-struct ReadState {
-    /// A pong came since the last ping.
-    answered: AtomicBool,
-    /// The session waits on the socket, so a pong that comes is read at once.
-    waiting: AtomicBool,
-}
-
-/// A WebSocket connection's payloads, read by the session itself: text frames become
-/// payloads, pongs answer the writer's pings, and a binary or oversized message, or text that
-/// is not UTF-8, has the writer close the connection with its code.
+/// A WebSocket connection's payloads, for the session.
 pub struct Inbound {
-    stream: Stream_,
-    close: mpsc::Sender<CloseFrame>,
-    reading: Arc<ReadState>,
-    ended: bool,
-    /// When the session took the last frame.
+    frames: mpsc::Receiver<io::Result<Frame>>,
+    /// When the session took the last frame: its reader had read it before.
     last: Option<std::time::Instant>,
-}
-
-impl Inbound {
-    /// Ends the input; with `code`, the writer closes with it first.
-    fn end(&mut self, code: Option<(CloseCode, &'static str)>) -> Poll<Option<io::Result<Frame>>> {
-        self.ended = true;
-        self.reading.waiting.store(true, Ordering::Release);
-        if let Some((code, reason)) = code {
-            // Only this one closing frame is ever sent, into a queue of one.
-            let _ = self.close.try_send(CloseFrame {
-                code,
-                reason: reason.into(),
-            });
-        }
-        Poll::Ready(None)
-    }
 }
 
 impl Stream for Inbound {
     type Item = io::Result<Frame>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        if self.ended {
-            return Poll::Ready(None);
+        let next = self.frames.poll_recv(cx);
+        if let Poll::Ready(Some(Ok(_))) = next {
+            self.last = Some(std::time::Instant::now());
         }
-        loop {
-            let message = match self.stream.poll_next_unpin(cx) {
-                Poll::Ready(message) => message,
-                Poll::Pending => {
-                    self.reading.waiting.store(true, Ordering::Release);
-                    return Poll::Pending;
-                }
-            };
-            match message {
-                Some(Ok(Message::Text(text))) => {
-                    self.reading.waiting.store(false, Ordering::Release);
-                    self.last = Some(std::time::Instant::now());
-                    return Poll::Ready(Some(Ok(Frame::Payload(text.to_string()))));
-                }
-                Some(Ok(Message::Pong(_))) => {
-                    self.reading.answered.store(true, Ordering::Release);
-                }
-                Some(Ok(Message::Ping(_) | Message::Frame(_))) => {}
-                None | Some(Ok(Message::Close(_))) => return self.end(None),
-                Some(Ok(Message::Binary(_))) => {
-                    return self.end(Some((CloseCode::Unsupported, "text frames only")));
-                }
-                Some(Err(WsError::Capacity(CapacityError::MessageTooLong { .. }))) => {
-                    return self.end(Some((CloseCode::Size, "message too long")));
-                }
-                Some(Err(WsError::Utf8(_))) => {
-                    return self.end(Some((CloseCode::Invalid, "text that is not UTF-8")));
-                }
-                Some(Err(error)) => {
-                    tracing::debug!(%error, "a WebSocket connection failed");
-                    return self.end(None);
-                }
-            }
-        }
+        next
     }
 }
 
 impl FrameSource for Inbound {
+    fn has_buffered(&self) -> bool {
+        !self.frames.is_empty()
+    }
+
     fn received(&self) -> Option<std::time::Instant> {
         self.last
     }
