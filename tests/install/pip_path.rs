@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::install_support::{
-    call_collecting, create_on, installed, ok, tree_digest, venv_server, wheels, With,
+    call_collecting, create_on, installed, ok, path_without_uv, tree_digest, venv_server, wheels,
+    With,
 };
 use crate::support::{error_code, Server};
 use serde_json::{json, Value};
@@ -105,4 +106,50 @@ async fn a_one_package_install_adds_that_package_and_its_dependencies_only() {
         assert_eq!(names(&details), ["wsp-alpha", "wsp-beta"], "{how}");
         server.finish().await;
     }
+}
+
+/// The pip-seed cache's entries in `state`.
+fn seed_entries(state: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(state.join("cache/pip-seed")) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("pip-") && !name.ends_with(".lock"))
+        .collect()
+}
+
+#[tokio::test]
+async fn an_install_without_pip_fills_no_seed_cache_and_one_pip_runs_fills_it() {
+    let temp = tempfile::tempdir().unwrap();
+    let links = temp.path().join("wheels");
+    wheels(&links);
+    // A seed cache of this server's own, empty, where other tests share a filled one.
+    let state = temp.path().join("state");
+    let path = path_without_uv();
+    let mut server = Server::start_with_env(&state, &[], &[("PATH", &path)]);
+    server.initialize().await;
+    let env = create_on(&mut server, 1, "unseeded", "3.12").await;
+    let params = install_params(&env, &links, &["wsp-beta"]);
+    let details = ok(&mut server, 2, "environment/install", params).await;
+    assert_eq!(installed(&details).len(), 2, "{details}");
+    let installer = site_packages(&env, "3.12").join("wsp_beta-1.0.dist-info/INSTALLER");
+    let installer = std::fs::read_to_string(&installer).expect("INSTALLER");
+    assert_eq!(installer.trim(), "wsp", "installed without pip");
+    assert_eq!(
+        seed_entries(&state),
+        Vec::<String>::new(),
+        "no pip was made ready"
+    );
+    // An upgrade is left to pip, which the seed cache then holds.
+    let mut params = install_params(&env, &links, &["wsp-alpha"]);
+    params["upgrade"] = json!(true);
+    let details = ok(&mut server, 3, "environment/install", params).await;
+    assert!(
+        installed(&details).contains(&("wsp-alpha".to_owned(), "2.0".to_owned())),
+        "{details}"
+    );
+    assert_eq!(seed_entries(&state).len(), 1, "pip was made ready to run");
+    server.finish().await;
 }

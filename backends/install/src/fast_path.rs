@@ -11,19 +11,35 @@ use wsp_exec::Activation;
 use crate::packages::{installed_packages, scan, site_packages_dirs};
 use crate::{InstallRequest, Installer};
 
+/// Which pip the result on disk must match.
+pub(super) enum PipOf<'a> {
+    /// The pip `installer` runs.
+    Installer(&'a Installer),
+    /// A pip of this version, run from outside the environment: the one a backend would put in
+    /// its seed cache before it runs pip.
+    Version(String),
+}
+
 /// Installs `request` without pip when the fast path applies; `false`: pip must install it
 /// (nothing was changed).
 pub(super) async fn try_install(
-    installer: &Installer,
+    pip: PipOf<'_>,
     python: &Path,
     activation: &Activation,
     request: &InstallRequest,
 ) -> Result<bool, BackendError> {
-    let (root, external) = (request.root.clone(), installer.clone());
+    let root = request.root.clone();
+    let (external, known) = match pip {
+        PipOf::Installer(installer) => (Some(installer.clone()), None),
+        PipOf::Version(version) => (None, Some(version)),
+    };
     let scanned = tokio::task::spawn_blocking(move || {
         let installed = installed_packages(&root)?;
-        let pip_version = match &external {
-            Installer::ExternalPip(dir) => version_of_pip(&scan(std::slice::from_ref(dir))?),
+        let pip_version = match (&external, known) {
+            (_, Some(version)) => Some(version),
+            (Some(Installer::ExternalPip(dir)), None) => {
+                version_of_pip(&scan(std::slice::from_ref(dir))?)
+            }
             _ => version_of_pip(&installed),
         };
         Ok::<_, std::io::Error>((site_packages_dirs(&root), installed, pip_version))

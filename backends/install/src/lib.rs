@@ -75,7 +75,13 @@ pub async fn install(
     wsp_wheels::settled(&request.root).await;
     let fast = installer.is_pip()
         && request.sandbox.is_none()
-        && fast_path::try_install(installer, python, activation, request).await?;
+        && fast_path::try_install(
+            fast_path::PipOf::Installer(installer),
+            python,
+            activation,
+            request,
+        )
+        .await?;
     if !fast {
         let argv = installer.install_argv(python, request);
         output::run_installer(
@@ -88,13 +94,40 @@ pub async fn install(
         )
         .await?;
     }
+    record_sources(request).await;
+    Ok(())
+}
+
+/// Records where the packages of `request` came from; a failure is only logged.
+async fn record_sources(request: &InstallRequest) {
     let (root, source) = (request.root.clone(), request.source.clone());
     let recorded =
         tokio::task::spawn_blocking(move || sources::record_sources(&root, &source)).await;
     if let Ok(Err(error)) = recorded {
         tracing::warn!(%error, "where the installed packages came from could not be recorded");
     }
-    Ok(())
+}
+
+/// Installs `request` without starting pip, where the fast path of [`install`] applies, as
+/// a pip of `pip_version` run from outside the environment would have: a backend whose pip
+/// still has to be made ready (a seed cache to fill) asks this first. `false`: nothing was
+/// changed, and the request is left to [`install`].
+pub async fn install_without_pip(
+    pip_version: String,
+    python: &Path,
+    activation: &Activation,
+    request: &InstallRequest,
+) -> Result<bool, BackendError> {
+    if request.sandbox.is_some() {
+        return Ok(false);
+    }
+    wsp_wheels::settled(&request.root).await;
+    let pip = fast_path::PipOf::Version(pip_version);
+    let installed = fast_path::try_install(pip, python, activation, request).await?;
+    if installed {
+        record_sources(request).await;
+    }
+    Ok(installed)
 }
 
 /// Uninstalls `request.packages` with `installer` (see [`install`]).

@@ -148,6 +148,16 @@ pub async fn install(installer: Installer, request: InstallRequest) -> Result<()
     crate::install(&installer, &python, &activation, &request).await
 }
 
+/// [`crate::install_without_pip`] into the venv at the request's root.
+pub async fn install_without_pip(
+    pip_version: String,
+    request: &InstallRequest,
+) -> Result<bool, BackendError> {
+    let python = interpreter_path(&request.root);
+    let activation = Activation::venv(&request.root);
+    crate::install_without_pip(pip_version, &python, &activation, request).await
+}
+
 /// Uninstalls `request.packages` from the venv at its root with `installer`.
 ///
 /// pip removes a directory whose every file it uninstalls, so uninstalling the last

@@ -57,6 +57,16 @@ impl VenvBackend {
         self
     }
 
+    /// For an unconfined pip install whose pip is not in the seed cache yet: the version that
+    /// pip will have (see [`crate::install::pip_to_fill`]).
+    async fn pip_to_fill(&self, root: &std::path::Path, confined: bool) -> Option<String> {
+        if self.installer != Installer::Pip || confined {
+            return None;
+        }
+        let cache = self.options.seed_cache_dir.as_ref()?;
+        crate::install::pip_to_fill(&self.inventory, cache, root).await
+    }
+
     /// The installer for the environment at `root`, and what must live while it runs: for
     /// pip, the seed cache's, replicated where a sandbox (`confined`) can read it.
     async fn installer_for(
@@ -143,6 +153,12 @@ impl Backend for VenvBackend {
 
     async fn install(&self, request: InstallRequest) -> Result<(), BackendError> {
         let confined = request.sandbox.is_some();
+        if let Some(pip_version) = self.pip_to_fill(&request.root, confined).await {
+            // The fast path needs only pip's version: the seed cache is filled only for pip.
+            if wsp_install::venv_layout::install_without_pip(pip_version, &request).await? {
+                return Ok(());
+            }
+        }
         let (installer, _pip) = self.installer_for(&request.root, confined).await?;
         wsp_install::venv_layout::install(installer, request).await
     }

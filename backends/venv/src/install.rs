@@ -68,6 +68,51 @@ pub(crate) async fn external_pip(
     })
 }
 
+/// The version of the pip that [`external_pip`] would first have to put into the seed cache
+/// for the venv at `root`, read off the base interpreter's bundled `ensurepip` wheel; `None`
+/// when the cache already holds that pip (nothing to fill) or the version cannot be told.
+pub(crate) async fn pip_to_fill(
+    inventory: &Inventory,
+    cache_dir: &Path,
+    root: &Path,
+) -> Option<String> {
+    let version = venv_python_version(root).ok()?;
+    let request: VersionRequest = version.parse().ok()?;
+    let base = resolve_python(inventory, None, &request).await.ok()?;
+    if seed::is_cached(&base, cache_dir) {
+        return None;
+    }
+    let bundled = bundled_dir(&base);
+    tokio::task::spawn_blocking(move || bundled_pip_version(&bundled))
+        .await
+        .ok()
+        .flatten()
+}
+
+/// `ensurepip`'s directory of bundled wheels in the interpreter's standard library.
+fn bundled_dir(base: &wsp_interpreters::InterpreterInfo) -> PathBuf {
+    let threading = if base.abiflags.contains('t') { "t" } else { "" };
+    let stdlib = format!(
+        "lib/python{}.{}{threading}",
+        base.version.major, base.version.minor
+    );
+    base.base_prefix.join(stdlib).join("ensurepip/_bundled")
+}
+
+/// `X.Y.Z` of the one `pip-X.Y.Z-*.whl` in `bundled`.
+fn bundled_pip_version(bundled: &Path) -> Option<String> {
+    let mut versions = std::fs::read_dir(bundled)
+        .ok()?
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            let rest = name.strip_prefix("pip-")?.strip_suffix(".whl")?;
+            Some(rest.split('-').next()?.to_owned())
+        });
+    let version = versions.next()?;
+    versions.next().is_none().then_some(version)
+}
+
 /// `cached` linked (or copied) into a fresh temporary directory.
 fn replicate(cached: &Path) -> Result<TempDir, BackendError> {
     let replica = tempfile::Builder::new()

@@ -100,6 +100,11 @@ pub(crate) async fn cached_pip(
     Ok((entry.join("site-packages"), outcome))
 }
 
+/// Whether the seed cache in `cache_dir` already holds `interpreter`'s pip.
+pub(crate) fn is_cached(interpreter: &InterpreterInfo, cache_dir: &Path) -> bool {
+    cache_dir.join(cache_key(interpreter)).is_dir()
+}
+
 /// The cache entry's name: implementation, full version, ABI flags and a digest of the
 /// executable's path (two builds of one version may bundle different pips).
 fn cache_key(interpreter: &InterpreterInfo) -> String {
