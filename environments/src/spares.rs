@@ -182,7 +182,10 @@ impl Environments {
         slot: Slot,
     ) {
         match self.made(&key, python_version).await {
-            Some(spare) => *guard = Some(spare),
+            Some(spare) => {
+                tracing::debug!(id = %spare.reservation.id, "a spare environment is ready");
+                *guard = Some(spare);
+            }
             None => {
                 let mut state = self.inner.spares.state();
                 state.slots.retain(|(_, s)| !Arc::ptr_eq(s, &slot));
