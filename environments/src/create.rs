@@ -153,7 +153,9 @@ impl Environments {
             root: root.clone(),
             name: name.clone(),
         };
-        if let Err(error) = backend.call(relabel).await {
+        // The sweep every create makes runs beside the relabelling (the commit waits for both).
+        let (_, relabelled) = tokio::join!(self.sweep(), backend.call(relabel));
+        if let Err(error) = relabelled {
             tracing::info!(%error, root = %root.display(), "a spare environment could not be renamed; creating anew");
             self.inner.spares.refuse(key);
             if let Err(abort) = reservation.abort().await {

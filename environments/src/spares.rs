@@ -121,8 +121,11 @@ impl Spares {
 
     /// Ends spares: aborts every one, waiting for those being made. Later refills do nothing.
     pub(crate) async fn stop(&self) {
-        self.closed.store(true, Ordering::Release);
-        let slots = std::mem::take(&mut self.state().slots);
+        let slots = {
+            let mut state = self.state();
+            self.closed.store(true, Ordering::Release);
+            std::mem::take(&mut state.slots)
+        };
         for (_, slot) in slots {
             abort(&slot).await;
         }
@@ -154,7 +157,12 @@ impl Environments {
         };
         let evicted = {
             let mut state = spares.state();
-            if state.refused_keys.contains(&key) || state.slots.iter().any(|(k, _)| *k == key) {
+            // Checked again under the lock: a stop that began meanwhile has taken every slot.
+            let closed = spares.closed.load(Ordering::Acquire);
+            if closed
+                || state.refused_keys.contains(&key)
+                || state.slots.iter().any(|(k, _)| *k == key)
+            {
                 return;
             }
             state.slots.push((key.clone(), slot.clone()));
@@ -172,8 +180,8 @@ impl Environments {
         });
     }
 
-    /// Makes the spare of `key` into `guard`, then sweeps. A spare that cannot be made leaves
-    /// its slot empty and gone.
+    /// Makes the spare of `key` into `guard`. A spare that cannot be made leaves its slot
+    /// empty and gone.
     async fn fill(
         self,
         key: SpareKey,
@@ -192,7 +200,6 @@ impl Environments {
             }
         }
         drop(guard);
-        self.sweep().await;
     }
 
     /// A new spare for `key`, provisioned and described; `None` (logged) if it can't be made.
