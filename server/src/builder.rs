@@ -319,8 +319,7 @@ impl Server {
         }
     }
 
-    /// Runs every method group's stop hook (see [`MethodGroup::stop`]), one after another;
-    /// inside the runtime, once serving has ended.
+    /// Runs every group's [`MethodGroup::stop`], in the runtime, once serving has ended.
     pub async fn stop(&self) {
         for group in &self.state().groups {
             group.stop().await;
