@@ -75,49 +75,47 @@ impl Environments {
         if installing || !self.inner.spares.may_serve(&backend_name) {
             let fresh = (backend_name.as_str(), backend);
             return self
-                .create_fresh(fresh, params, reuse_key, resolving, progress)
+                .create_fresh(fresh, params, reuse_key, resolving, (false, progress))
                 .await;
         }
-        // A spare is found by its interpreter, so that is resolved first.
-        let resolved = resolving.await;
-        let Ok(Some(interpreter)) = &resolved else {
-            let fresh = (backend_name.as_str(), backend);
-            let resolving = std::future::ready(resolved);
-            return self
-                .create_fresh(fresh, params, reuse_key, resolving, progress)
-                .await;
+        // A spare is found by its interpreter, so that is resolved first; the sweep every
+        // create makes runs beside all that comes before the commit.
+        let finding = async {
+            let resolved = resolving.await;
+            let key = match &resolved {
+                Ok(Some(interpreter)) => Some(SpareKey::new(&backend_name, interpreter)),
+                _ => None,
+            };
+            let spare = match &key {
+                // A name taken already: the usual way answers the conflict.
+                Some(key) if self.name_is_free(&params.name).await => {
+                    self.inner.spares.take(key).await
+                }
+                _ => None,
+            };
+            let relabelled = match (spare, &key) {
+                (Some(spare), Some(key)) => {
+                    self.relabelled(backend, key, spare, &params.name).await
+                }
+                _ => None,
+            };
+            (resolved, key, relabelled)
         };
-        let key = SpareKey::new(&backend_name, interpreter);
-        let spare = match self.name_is_free(&params.name).await {
-            true => self.inner.spares.take(&key).await,
-            // The usual way answers the conflict.
-            false => None,
-        };
-        let from_spare = match spare {
+        let ((), (resolved, key, spare)) = tokio::join!(self.sweep(), finding);
+        let with = (backend_name.as_str(), backend);
+        let created = match spare {
             Some(spare) => {
                 let reused = reuse_key.as_ref().map(|(key, _turn)| key.clone());
-                self.create_from_spare(
-                    (&backend_name, backend),
-                    &key,
-                    spare,
-                    &params,
-                    reused,
-                    progress,
-                )
-                .await
+                self.commit_spare(with, spare, &params, reused, progress)
+                    .await
             }
-            None => None,
-        };
-        let created = match from_spare {
-            Some(created) => created,
             None => {
-                let fresh = (backend_name.as_str(), backend);
                 let resolving = std::future::ready(resolved);
-                self.create_fresh(fresh, params, reuse_key, resolving, progress)
+                self.create_fresh(with, params, reuse_key, resolving, (true, progress))
                     .await
             }
         };
-        if created.is_ok() {
+        if let (Ok(_), Some(key)) = (&created, key) {
             self.refill_spare(key, python_version);
         }
         created
@@ -131,38 +129,45 @@ impl Environments {
         }
     }
 
-    /// The create from `spare`: relabelled with the client's name, committed under it. `None`
-    /// if the spare could not be used (it is then gone) and the create should go the usual way.
-    async fn create_from_spare(
+    /// `spare` relabelled with `name`; `None` if the backend could not (the spare is then
+    /// gone, and its key gets no more spares).
+    async fn relabelled(
         &self,
-        (backend_name, backend): (&str, &BoxBackend),
+        backend: &BoxBackend,
         key: &SpareKey,
+        spare: Spare,
+        name: &str,
+    ) -> Option<Spare> {
+        let root = spare.reservation.root.clone();
+        let relabel = RelabelRequest {
+            root: root.clone(),
+            name: name.to_owned(),
+        };
+        let Err(error) = backend.call(relabel).await else {
+            return Some(spare);
+        };
+        tracing::info!(%error, root = %root.display(), "a spare environment could not be renamed; creating anew");
+        self.inner.spares.refuse(key);
+        if let Err(abort) = spare.reservation.abort().await {
+            tracing::warn!(error = %abort, root = %root.display(), "removing a spare environment failed");
+        }
+        None
+    }
+
+    /// The create from `spare`, relabelled already: committed under the client's name.
+    async fn commit_spare(
+        &self,
+        (backend_name, _): (&str, &BoxBackend),
         spare: Spare,
         params: &CreateParams,
         reuse_key: Option<String>,
         progress: &Progress,
-    ) -> Option<Answer<EnvironmentDetails>> {
+    ) -> Answer<EnvironmentDetails> {
         let Spare {
             reservation,
             provisioned,
             description,
         } = spare;
-        let root = reservation.root.clone();
-        let name = params.name.clone();
-        let relabel = RelabelRequest {
-            root: root.clone(),
-            name: name.clone(),
-        };
-        // The sweep every create makes runs beside the relabelling (the commit waits for both).
-        let (_, relabelled) = tokio::join!(self.sweep(), backend.call(relabel));
-        if let Err(error) = relabelled {
-            tracing::info!(%error, root = %root.display(), "a spare environment could not be renamed; creating anew");
-            self.inner.spares.refuse(key);
-            if let Err(abort) = reservation.abort().await {
-                tracing::warn!(error = %abort, root = %root.display(), "removing a spare environment failed");
-            }
-            return None;
-        }
         let message = format!(
             "Provisioned Python {} with {backend_name}",
             provisioned.python_full_version
@@ -177,25 +182,27 @@ impl Environments {
             extra: provisioned.extra,
             reuse_key,
         };
-        let committed = reservation.commit_as(name, facts).await;
-        Some(match committed {
-            Ok(record) => Ok(self.created(record, description)),
-            Err(e) => Err(store_error(e)),
-        })
+        let record = reservation
+            .commit_as(params.name.clone(), facts)
+            .await
+            .map_err(store_error)?;
+        Ok(self.created(record, description))
     }
 
-    /// The create the usual way: sweeps and reserves while `resolving` resolves the
-    /// interpreter, then provisions, installs, describes and commits.
+    /// The create the usual way: sweeps (unless `swept`) and reserves while `resolving`
+    /// resolves the interpreter, then provisions, installs, describes and commits.
     async fn create_fresh(
         &self,
         (backend_name, backend): (&str, &BoxBackend),
         params: CreateParams,
         reuse_key: ReuseKey,
         resolving: impl std::future::Future<Output = Result<Option<ResolvedInterpreter>, BackendError>>,
-        progress: &Progress,
+        (swept, progress): (bool, &Progress),
     ) -> Answer<EnvironmentDetails> {
         let reserving = async {
-            self.sweep().await;
+            if !swept {
+                self.sweep().await;
+            }
             let store = &self.inner.store;
             store.reserve(&params.name, backend_name).await
         };
