@@ -78,7 +78,8 @@ pub fn environments(config: &ServeConfig, store: Store) -> Result<Environments, 
     Ok(environments
         .with_install_defaults(config.install_source.clone())
         .with_execute_defaults(execute_defaults)
-        .with_allowed_cwds(config.allowed_cwds.clone()))
+        .with_allowed_cwds(config.allowed_cwds.clone())
+        .with_spare_environments(config.spare_environments))
 }
 
 /// The uv that installs missing Pythons under `--python-downloads`, if one is found (otherwise

@@ -68,6 +68,8 @@ pub struct ServeConfig {
     pub stdlib_venv: bool,
     /// Seed pip into new venvs (from a cache, not ensurepip each time).
     pub seed_pip: bool,
+    /// Provision spare environments ahead for creates (`--spare-environments`, default on).
+    pub spare_environments: bool,
     /// Sandbox `environment/execute` unless a request says `"sandbox": false`.
     pub sandbox: bool,
     /// Directories besides an environment's root an unsandboxed execute may run in.
@@ -98,6 +100,7 @@ impl Default for ServeConfig {
             uv: None,
             stdlib_venv: false,
             seed_pip: false,
+            spare_environments: true,
             sandbox: false,
             allowed_cwds: Vec::new(),
             install_source: wsp_install::InstallSource::default(),

@@ -3,26 +3,21 @@
 use std::future::Future;
 use wsp_protocol::FailureReason;
 
-use crate::store::{CommitFacts, EnvironmentRecord, Removal};
+use crate::store::{EnvironmentRecord, Removal};
 use serde_json::{json, Value};
 use wsp_backend::resolve_cwd_in;
-use wsp_backend::{
-    BoxBackend, DescribeRequest, ProvisionRequest, ReleaseRequest, ResolveRequest, RunRequest,
-};
+use wsp_backend::{BoxBackend, DescribeRequest, ReleaseRequest, RunRequest};
 use wsp_exec::{current_stack, OutputSink, RunOptions};
 use wsp_protocol::validation::Violation;
 use wsp_protocol::{
-    error, results::EnvironmentChange, CreateParams, DeleteAck, EnvironmentDetails,
-    EnvironmentSummary, ErrorObjectOwned, ExecuteParams, ExecuteResult, IdParams,
+    error, results::EnvironmentChange, DeleteAck, EnvironmentDetails, EnvironmentSummary,
+    ErrorObjectOwned, ExecuteParams, ExecuteResult, IdParams,
 };
 
 use super::failure::{backend_error, store_error};
-use super::install::Packages;
-use super::progress::{Progress, Span};
-use super::reuse::{Reuse, REUSED};
 use super::usage::{DeleteMark, InUse, UseToken};
 use super::Environments;
-use wsp_middleware::{Notifier, ReadTime};
+use wsp_middleware::ReadTime;
 
 pub(super) type Answer<T> = Result<T, ErrorObjectOwned>;
 
@@ -48,148 +43,6 @@ impl Environments {
                 python_version: record.python_version.clone(),
             })
             .collect())
-    }
-
-    /// `environment/create`; with `packages`, they are installed before the environment is
-    /// committed, and `$/progress` goes through `notifier` for a `work_done_token`.
-    pub(super) async fn create(
-        self,
-        params: CreateParams,
-        notifier: Option<Notifier>,
-    ) -> Answer<EnvironmentDetails> {
-        let progress = Progress::new(notifier, params.work_done_token.clone());
-        let title = format!("Creating environment {}", params.name);
-        let first = format!("Provisioning Python {}", params.python_version);
-        progress.begin(title, Some(first)).await;
-        let created = self.create_reported(params, &progress).await;
-        let end = match &created {
-            Ok(details) if details.extra.get(REUSED) == Some(&Value::Bool(true)) => {
-                format!("Reused {} ({})", details.id, details.name)
-            }
-            Ok(details) => format!("Created {} ({})", details.id, details.name),
-            Err(_) => "The create failed; nothing was left behind".to_owned(),
-        };
-        progress.end(end).await;
-        created
-    }
-
-    async fn create_reported(
-        &self,
-        params: CreateParams,
-        progress: &Progress,
-    ) -> Answer<EnvironmentDetails> {
-        let backend_name = match &params.backend {
-            Some(name) => name.clone(),
-            None => self.inner.backends.default_name().to_owned(),
-        };
-        let backend = self.backend(&backend_name)?;
-        let (reuse_key, interpreter) = match params.reuse {
-            true => match self.reuse(backend, &backend_name, &params).await? {
-                Reuse::Found(details) => return Ok(*details),
-                Reuse::Build {
-                    key,
-                    turn,
-                    interpreter,
-                } => (Some((key, turn)), Some(interpreter)),
-            },
-            false => (None, None),
-        };
-        // The interpreter is resolved while the store sweeps and reserves, and provisioning
-        // builds on it.
-        let resolving = async {
-            match interpreter {
-                Some(known) => Ok(known),
-                None => {
-                    let python_version = params.version_request;
-                    backend.call(ResolveRequest { python_version }).await
-                }
-            }
-        };
-        let reserving = async {
-            self.sweep().await;
-            let store = &self.inner.store;
-            store.reserve(&params.name, &backend_name).await
-        };
-        let (interpreter, reservation) = tokio::join!(resolving, reserving);
-        let reservation = reservation.map_err(store_error)?;
-        let root = reservation.root.clone();
-        let provisioned = match interpreter {
-            Ok(interpreter) => {
-                backend
-                    .call(ProvisionRequest {
-                        root: root.clone(),
-                        name: params.name.clone(),
-                        python_version: params.version_request,
-                        interpreter,
-                    })
-                    .await
-            }
-            Err(unresolved) => Err(unresolved),
-        };
-        let installing = !params.packages.is_empty() || params.lock.is_some();
-        let described = match provisioned {
-            Ok(provisioned) => {
-                let message = format!(
-                    "Provisioned Python {} with {}",
-                    provisioned.python_full_version, backend_name
-                );
-                let done = if installing { 20 } else { 80 };
-                progress.report(message, Some(done)).await;
-                let packages = Packages {
-                    packages: params.packages,
-                    source: &params.source,
-                    upgrade: false,
-                };
-                let span = Span {
-                    start: 20,
-                    span: 70,
-                };
-                let target = (root.as_path(), reservation.id.as_str());
-                let installed = if let Some(lock) = params.lock {
-                    self.install_lock_into(backend, target, lock, &params.source, progress, span)
-                        .await
-                } else if installing {
-                    self.install_into(backend, &root, &reservation.id, packages, progress, span)
-                        .await
-                } else {
-                    Ok(())
-                };
-                match installed {
-                    Ok(()) => self
-                        .describe(backend, &root)
-                        .await
-                        .map(|description| (provisioned, description)),
-                    Err(e) => Err(e),
-                }
-            }
-            Err(e) => Err(backend_error(e)),
-        };
-        let (provisioned, description) = match described {
-            Ok(both) => both,
-            Err(e) => {
-                if let Err(abort) = reservation.abort().await {
-                    tracing::warn!(error = %abort, root = %root.display(), "removing a failed environment failed");
-                }
-                return Err(e);
-            }
-        };
-        let message = super::install::found(description.installed_packages.len());
-        progress.report(message, Some(95)).await;
-        let record = reservation
-            .commit(CommitFacts {
-                python_version: params.python_version,
-                python_full_version: provisioned.python_full_version.to_string(),
-                interpreter_path: provisioned.interpreter_path,
-                extra: provisioned.extra,
-                reuse_key: reuse_key.as_ref().map(|(key, _turn)| key.clone()),
-            })
-            .await
-            .map_err(store_error)?;
-        drop(reuse_key);
-        self.changed(&record.id, EnvironmentChange::Created);
-        let mut details = details(record, description);
-        details.extra.insert(REUSED.into(), Value::Bool(false));
-        Ok(details)
     }
 
     /// The read-time part of `get`, `execute`, `install` and `uninstall`: registers the use
@@ -381,7 +234,7 @@ impl Environments {
         vec![self.inner.store.dir().to_path_buf()]
     }
 
-    async fn sweep(&self) {
+    pub(crate) async fn sweep(&self) {
         if let Err(e) = self.inner.store.sweep().await {
             tracing::warn!(error = %e, "sweeping the state directory failed");
         }

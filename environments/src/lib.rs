@@ -16,6 +16,7 @@
 
 mod backends;
 mod changes;
+mod create;
 mod disk_use;
 mod failure;
 mod gc;
@@ -27,6 +28,7 @@ mod interpreters;
 mod lock;
 mod progress;
 mod reuse;
+mod spares;
 pub mod store;
 mod streaming;
 mod usage;
@@ -92,6 +94,8 @@ struct Inner {
     views: views::Views,
     /// What `interpreter/list` lists, when it is served.
     interpreters: Option<wsp_interpreters::Inventory>,
+    /// The environments provisioned ahead for creates (none unless turned on).
+    spares: Arc<spares::Spares>,
 }
 
 impl Environments {
@@ -122,6 +126,7 @@ impl Environments {
                 changes: None,
                 views: views::Views::default(),
                 interpreters: None,
+                spares: Arc::new(spares::Spares::new(false)),
             }),
         }
     }
@@ -182,6 +187,14 @@ impl Environments {
         self.rebuilt(|inner| inner.interpreters = Some(inventory))
     }
 
+    /// Turns spare environments on or off (off by default; `wsp serve --spare-environments`):
+    /// on, after a create without packages the server provisions another environment like it
+    /// in the background, under a name no client can take, for the next such create to rename
+    /// and commit (see the `spares` module). Only backends that can relabel get them.
+    pub fn with_spare_environments(self, on: bool) -> Self {
+        self.rebuilt(|inner| inner.spares = Arc::new(spares::Spares::new(on)))
+    }
+
     fn rebuilt(&self, change: impl FnOnce(&mut Inner)) -> Self {
         let inner = &self.inner;
         let mut rebuilt = Inner {
@@ -197,6 +210,7 @@ impl Environments {
             changes: inner.changes.clone(),
             views: inner.views.clone(),
             interpreters: inner.interpreters.clone(),
+            spares: inner.spares.clone(),
         };
         change(&mut rebuilt);
         Environments {
@@ -367,6 +381,12 @@ impl MethodGroup for Environments {
         if let Some(broadcast) = &self.inner.changes {
             self.inner.journal.clone().follow(broadcast.clone());
         }
+    }
+
+    /// Aborts every spare environment, waiting for those being made.
+    fn stop(&self) -> futures::future::BoxFuture<'static, ()> {
+        let spares = self.inner.spares.clone();
+        Box::pin(async move { spares.stop().await })
     }
 
     fn shutdown(&self) {

@@ -319,6 +319,13 @@ impl Server {
         }
     }
 
+    /// Runs every group's [`MethodGroup::stop`], in the runtime, once serving has ended.
+    pub async fn stop(&self) {
+        for group in &self.state().groups {
+            group.stop().await;
+        }
+    }
+
     /// Runs every method group's shutdown hook: whatever their work left running (nothing
     /// should be, after a drain) ends here. For a process that is about to exit.
     pub fn shutdown(&self) {

@@ -57,7 +57,8 @@ impl Server {
         })
     }
 
-    /// Runs `serve` on a current-thread runtime of its own, then the shutdown hooks.
+    /// Runs `serve` on a current-thread runtime of its own, then the stop hooks in it, then the
+    /// shutdown hooks.
     fn run_to_completion(&self, serve: impl Future<Output = ExitStatus>) -> ExitStatus {
         let runtime = match tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -70,7 +71,11 @@ impl Server {
                 return 2;
             }
         };
-        let status = runtime.block_on(serve);
+        let status = runtime.block_on(async {
+            let status = serve.await;
+            self.stop().await;
+            status
+        });
         self.shutdown();
         // A stdin that is not a pipe is read on the blocking pool, whose thread may still be
         // blocked in read(2); don't wait for it.

@@ -54,6 +54,10 @@ pub struct ServeArgs {
     /// Seed pip into new venvs.
     #[arg(long)]
     pub seed_pip: bool,
+    /// After a create without packages, provision the next one like it ahead, in the
+    /// background, for the next such create to rename (1, the default), or never (0).
+    #[arg(long, value_name = "0|1", value_parser = clap::builder::BoolishValueParser::new())]
+    pub spare_environments: Option<bool>,
     /// Sandbox every `environment/execute` that does not say `"sandbox": false` (the command
     /// writes only in its environment and a private TMPDIR, and has no network).
     #[arg(long)]
@@ -165,6 +169,9 @@ impl ServeArgs {
         config.max_output_bytes = self.max_output_bytes;
         config.stdlib_venv |= self.stdlib_venv;
         config.seed_pip |= self.seed_pip;
+        if let Some(on) = self.spare_environments {
+            config.spare_environments = on;
+        }
         config.sandbox = self.sandbox;
         config.allowed_cwds = self.allow_cwd;
         config.python_downloads |= self.python_downloads;
@@ -307,6 +314,8 @@ mod tests {
             "--log-format",
             "json",
             "--seed-pip",
+            "--spare-environments",
+            "0",
             "--max-queued-bytes",
             "1048576",
         ])
@@ -322,6 +331,7 @@ mod tests {
         assert_eq!(config.interpreters, [PathBuf::from("/usr/bin/python3")]);
         assert_eq!(config.log_format, LogFormat::Json);
         assert!(config.seed_pip && !config.stdlib_venv);
+        assert!(!config.spare_environments && ServeConfig::default().spare_environments);
         assert_eq!(config.max_queued_bytes, 1 << 20);
         assert_eq!(
             config.concurrency_limit,

@@ -393,6 +393,9 @@ async fn sigkill_during_create_leaves_a_consistent_index() {
         )
         .await;
     assert!(created.get("result").is_some());
+    // Counted once the server has exited, which removes its spare environment (made after
+    // the create, in the background) first.
+    server.finish().await;
     let dirs = std::fs::read_dir(state.join("environments"))
         .unwrap()
         .count();

@@ -19,6 +19,7 @@ mod process_limit;
 mod python_downloads;
 mod reuse;
 mod sandbox;
+mod spares;
 mod spawn_into_cgroup;
 mod streaming;
 mod views;

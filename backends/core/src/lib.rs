@@ -10,9 +10,9 @@ pub mod backend;
 
 pub use backend::{
     resolve_cwd, resolve_cwd_in, Answers, Backend, BackendError, BackendRequest, BackendService,
-    BackendStack, BoxBackend, ContainmentMode, DescribeRequest, Description, InstallRequest,
-    InstallSource, LockInstallRequest, LockRequest, OutputChunk, OutputSink, ProgressSink,
-    ProgressStep, ProvisionRequest, Provisioned, ReleaseRequest, ResolveRequest,
-    ResolvedInterpreter, RunOptions, RunRequest, SandboxNetwork, SandboxPolicy, StdinStream,
-    UninstallRequest, WorkingDir, DEFAULT_MAX_OUTPUT_BYTES,
+    BackendStack, BoxBackend, CanRelabelRequest, ContainmentMode, DescribeRequest, Description,
+    InstallRequest, InstallSource, LockInstallRequest, LockRequest, OutputChunk, OutputSink,
+    ProgressSink, ProgressStep, ProvisionRequest, Provisioned, RelabelRequest, ReleaseRequest,
+    ResolveRequest, ResolvedInterpreter, RunOptions, RunRequest, SandboxNetwork, SandboxPolicy,
+    StdinStream, UninstallRequest, WorkingDir, DEFAULT_MAX_OUTPUT_BYTES,
 };

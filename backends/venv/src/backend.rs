@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value};
 use wsp_backend::{Backend, BackendError, InstallRequest, UninstallRequest};
+use wsp_backend::{CanRelabelRequest, RelabelRequest};
 use wsp_backend::{DescribeRequest, Description, ReleaseRequest, RunRequest};
 use wsp_backend::{
     LockInstallRequest, LockRequest, ProvisionRequest, Provisioned, ResolveRequest,
@@ -148,6 +149,26 @@ impl Backend for VenvBackend {
             python_full_version: interpreter.version,
             interpreter_path: created.interpreter_path,
             extra,
+        })
+    }
+
+    /// Environments the native writer makes can be relabelled; the stdlib's cannot.
+    async fn can_relabel(&self, _request: CanRelabelRequest) -> Result<bool, BackendError> {
+        Ok(self.options.mode == VenvMode::Native)
+    }
+
+    /// Rewrites the prompt in `pyvenv.cfg` and the activation scripts (see `relabel.rs`).
+    async fn relabel(&self, request: RelabelRequest) -> Result<(), BackendError> {
+        let prompt = prompt_for(&request.name);
+        let root = request.root.clone();
+        let relabelled =
+            tokio::task::spawn_blocking(move || crate::relabel::relabel(&root, &prompt))
+                .await
+                .map_err(crate::VenvError::Task)
+                .and_then(|relabelled| relabelled);
+        relabelled.map_err(|error| {
+            let doing = format!("renaming the environment in {}", request.root.display());
+            BackendError::caused_by(FailureReason::ProvisionFailed, doing, error)
         })
     }
 

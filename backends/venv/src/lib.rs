@@ -18,6 +18,7 @@ mod layout;
 mod native;
 mod process;
 mod pyvenv_cfg;
+mod relabel;
 mod seed;
 mod stdlib;
 

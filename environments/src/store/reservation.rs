@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::error::StoreError;
-use super::index::{Durability, IndexWriter, ReservationEntry, Space};
+use super::index::{Durability, Index, IndexWriter, ReservationEntry, Space};
 use super::layout::{remove_path, rename_if_present, Layout};
 use super::lock::{LockMode, PathLock};
 use super::record::{new_environment_id, now_unix_ms, CommitFacts, EnvironmentRecord};
@@ -45,7 +45,20 @@ impl Reservation {
     /// [`reserve`]: super::Store::reserve
     pub async fn commit(mut self, facts: CommitFacts) -> Result<EnvironmentRecord, StoreError> {
         let pending = self.take_pending()?;
-        run_blocking(move || pending.commit(facts)).await
+        run_blocking(move || pending.commit(None, facts)).await
+    }
+
+    /// [`commit`](Reservation::commit)s the environment under `name` instead of the reserved
+    /// name (a spare environment taken by a create): under the index lock, with the checks
+    /// [`reserve`](super::Store::reserve) makes, so it fails with [`StoreError::NameConflict`]
+    /// (and aborts) if a committed environment or another live reservation has that name.
+    pub async fn commit_as(
+        mut self,
+        name: String,
+        facts: CommitFacts,
+    ) -> Result<EnvironmentRecord, StoreError> {
+        let pending = self.take_pending()?;
+        run_blocking(move || pending.commit(Some(name), facts)).await
     }
 
     /// Deletes the root and forgets the reservation; the index ends as it was before
@@ -88,14 +101,7 @@ pub(crate) fn reserve(
 ) -> Result<Reservation, StoreError> {
     let writer = IndexWriter::lock(&layout)?;
     let mut index = writer.read()?;
-    if index.environments.iter().any(|record| record.name == name) {
-        return Err(StoreError::NameConflict { name: name.into() });
-    }
-    for entry in index.reservations.iter().filter(|entry| entry.name == name) {
-        if take_stale_owner_lock(&layout, &entry.id)?.is_none() {
-            return Err(StoreError::NameConflict { name: name.into() });
-        }
-    }
+    check_name_free(&layout, &index, name, "")?;
     let (id, owner) = fresh_id_with_owner_lock(&layout, |id| index.knows_id(id))?;
     let root = layout.root(&id);
     if let Err(error) = create_root(&root) {
@@ -129,6 +135,26 @@ pub(crate) fn reserve(
             owner: Some(owner),
         }),
     })
+}
+
+/// Fails with [`StoreError::NameConflict`] if a committed environment or a live reservation
+/// other than `own_id`'s has exactly `name`. Call under the index lock.
+fn check_name_free(
+    layout: &Layout,
+    index: &Index,
+    name: &str,
+    own_id: &str,
+) -> Result<(), StoreError> {
+    if index.environments.iter().any(|record| record.name == name) {
+        return Err(StoreError::NameConflict { name: name.into() });
+    }
+    let others = index.reservations.iter();
+    for entry in others.filter(|entry| entry.name == name && entry.id != own_id) {
+        if take_stale_owner_lock(layout, &entry.id)?.is_none() {
+            return Err(StoreError::NameConflict { name: name.into() });
+        }
+    }
+    Ok(())
 }
 
 /// Creates an environment root, making sure its owner may fill it whatever the umask.
@@ -189,15 +215,23 @@ struct Pending {
 
 impl Pending {
     /// Commits; on error `self` is dropped after the index lock was released, which aborts.
-    fn commit(mut self, facts: CommitFacts) -> Result<EnvironmentRecord, StoreError> {
-        let record = self.write_record(facts)?;
+    fn commit(
+        mut self,
+        name: Option<String>,
+        facts: CommitFacts,
+    ) -> Result<EnvironmentRecord, StoreError> {
+        let record = self.write_record(name, facts)?;
         if let Some(owner) = self.owner.take() {
             discard_lock(owner);
         }
         Ok(record)
     }
 
-    fn write_record(&self, facts: CommitFacts) -> Result<EnvironmentRecord, StoreError> {
+    fn write_record(
+        &self,
+        name: Option<String>,
+        facts: CommitFacts,
+    ) -> Result<EnvironmentRecord, StoreError> {
         let layout = &self.layout;
         let id = &self.entry.id;
         let writer = IndexWriter::lock(layout)?;
@@ -211,6 +245,9 @@ impl Pending {
                 detail: format!("the live reservation {id} is missing"),
                 source: None,
             })?;
+        if let Some(name) = &name {
+            check_name_free(layout, &index, name, id)?;
+        }
         let root = layout.root(id);
         if !root.is_dir() {
             return Err(StoreError::io(
@@ -221,7 +258,7 @@ impl Pending {
         index.reservations.remove(position);
         let record = EnvironmentRecord {
             id: id.clone(),
-            name: self.entry.name.clone(),
+            name: name.unwrap_or_else(|| self.entry.name.clone()),
             python_version: facts.python_version,
             python_full_version: facts.python_full_version,
             backend: self.entry.backend.clone(),

@@ -49,9 +49,10 @@ use wsp_protocol::ExecuteResult;
 
 pub use error::BackendError;
 pub use requests::{
-    BackendRequest, DescribeRequest, Description, InstallRequest, InstallSource,
+    BackendRequest, CanRelabelRequest, DescribeRequest, Description, InstallRequest, InstallSource,
     LockInstallRequest, LockRequest, ProgressSink, ProgressStep, ProvisionRequest, Provisioned,
-    ReleaseRequest, ResolveRequest, ResolvedInterpreter, RunRequest, UninstallRequest,
+    RelabelRequest, ReleaseRequest, ResolveRequest, ResolvedInterpreter, RunRequest,
+    UninstallRequest,
 };
 pub use run_options::{
     ContainmentMode, OutputChunk, OutputSink, RunOptions, SandboxNetwork, SandboxPolicy,
@@ -111,6 +112,35 @@ pub trait Backend: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Option<ResolvedInterpreter>, BackendError>> + Send {
         let _ = request;
         std::future::ready(Ok(None))
+    }
+
+    /// Whether this backend can [`relabel`](Backend::relabel) what it provisions. `false`
+    /// (the default, and what a wrapper that does not forward it answers): the server never
+    /// provisions spare environments ahead for this backend.
+    fn can_relabel(
+        &self,
+        request: CanRelabelRequest,
+    ) -> impl Future<Output = Result<bool, BackendError>> + Send {
+        let _ = request;
+        std::future::ready(Ok(false))
+    }
+
+    /// Renames an environment this backend provisioned at `request.root` under another name
+    /// (a spare environment, made ahead of the create that takes it) to `request.name`: its
+    /// files must end exactly as a provision with that name at that root would have written
+    /// them. The default refuses, changing nothing; on any error the server deletes the
+    /// environment and creates the client's anew.
+    fn relabel(
+        &self,
+        request: RelabelRequest,
+    ) -> impl Future<Output = Result<(), BackendError>> + Send {
+        std::future::ready(Err(BackendError::failed(
+            wsp_protocol::FailureReason::custom("relabel-unsupported"),
+            format!(
+                "this backend cannot rename the environment in {}",
+                request.root.display()
+            ),
+        )))
     }
 
     /// Called once an environment is deleted, after the store has deleted (or set aside) its

@@ -68,6 +68,23 @@ pub struct ResolvedInterpreter {
     pub path: PathBuf,
 }
 
+/// Ask whether the backend can [relabel](crate::Backend::relabel) the environments it
+/// provisions (answered `bool`): the server provisions spare environments ahead only for a
+/// backend that says yes.
+#[derive(Debug, Clone, Default)]
+pub struct CanRelabelRequest;
+
+/// Give the environment at `root`, provisioned under another name (a spare, made ahead of
+/// any create), the name `name`: afterwards its files are exactly what a provision with
+/// `name` would have written at `root`.
+#[derive(Debug, Clone)]
+pub struct RelabelRequest {
+    /// The environment's root, as provisioned; never moved.
+    pub root: PathBuf,
+    /// The name it takes.
+    pub name: String,
+}
+
 /// Describe the environment at `root`.
 #[derive(Debug, Clone)]
 pub struct DescribeRequest {
@@ -222,4 +239,6 @@ answered_by! {
     LockRequest => lock -> Lock;
     LockInstallRequest => install_lock -> ();
     ResolveRequest => resolve_interpreter -> Option<ResolvedInterpreter>;
+    CanRelabelRequest => can_relabel -> bool;
+    RelabelRequest => relabel -> ();
 }

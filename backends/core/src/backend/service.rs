@@ -8,8 +8,9 @@ use futures::future::BoxFuture;
 use tower::{BoxError, Service};
 
 use super::{
-    Backend, BackendError, BackendRequest, DescribeRequest, InstallRequest, LockInstallRequest,
-    LockRequest, ProvisionRequest, ReleaseRequest, ResolveRequest, RunRequest, UninstallRequest,
+    Backend, BackendError, BackendRequest, CanRelabelRequest, DescribeRequest, InstallRequest,
+    LockInstallRequest, LockRequest, ProvisionRequest, RelabelRequest, ReleaseRequest,
+    ResolveRequest, RunRequest, UninstallRequest,
 };
 
 /// Any [`Backend`] as a `tower::Service` of every [`BackendRequest`]: a [`ProvisionRequest`]
@@ -125,6 +126,8 @@ pub trait BackendStack:
     + Answers<LockRequest>
     + Answers<LockInstallRequest>
     + Answers<ResolveRequest>
+    + Answers<CanRelabelRequest>
+    + Answers<RelabelRequest>
 {
 }
 
@@ -138,6 +141,8 @@ impl<S> BackendStack for S where
         + Answers<LockRequest>
         + Answers<LockInstallRequest>
         + Answers<ResolveRequest>
+        + Answers<CanRelabelRequest>
+        + Answers<RelabelRequest>
 {
 }
 

@@ -1,0 +1,299 @@
+//! `environment/create`: from a spare environment when one fits (see [`crate::spares`]),
+//! else by reserving, provisioning, installing and committing.
+
+use serde_json::Value;
+use wsp_backend::{BackendError, BoxBackend, ProvisionRequest, RelabelRequest};
+use wsp_backend::{ResolveRequest, ResolvedInterpreter};
+use wsp_middleware::Notifier;
+use wsp_protocol::{results::EnvironmentChange, CreateParams, EnvironmentDetails};
+
+use super::failure::{backend_error, store_error};
+use super::handlers::{details, Answer};
+use super::install::Packages;
+use super::progress::{Progress, Span};
+use super::reuse::{Reuse, REUSED};
+use super::spares::{Spare, SpareKey};
+use super::Environments;
+use crate::store::{CommitFacts, EnvironmentRecord, ReuseTurn};
+
+/// The reuse key a create commits its environment with, and the turn it holds until then.
+type ReuseKey = Option<(String, ReuseTurn)>;
+
+impl Environments {
+    /// `environment/create`; with `packages`, they are installed before the environment is
+    /// committed, and `$/progress` goes through `notifier` for a `work_done_token`.
+    pub(super) async fn create(
+        self,
+        params: CreateParams,
+        notifier: Option<Notifier>,
+    ) -> Answer<EnvironmentDetails> {
+        let progress = Progress::new(notifier, params.work_done_token.clone());
+        let title = format!("Creating environment {}", params.name);
+        let first = format!("Provisioning Python {}", params.python_version);
+        progress.begin(title, Some(first)).await;
+        let created = self.create_reported(params, &progress).await;
+        let end = match &created {
+            Ok(details) if details.extra.get(REUSED) == Some(&Value::Bool(true)) => {
+                format!("Reused {} ({})", details.id, details.name)
+            }
+            Ok(details) => format!("Created {} ({})", details.id, details.name),
+            Err(_) => "The create failed; nothing was left behind".to_owned(),
+        };
+        progress.end(end).await;
+        created
+    }
+
+    async fn create_reported(
+        &self,
+        params: CreateParams,
+        progress: &Progress,
+    ) -> Answer<EnvironmentDetails> {
+        let backend_name = match &params.backend {
+            Some(name) => name.clone(),
+            None => self.inner.backends.default_name().to_owned(),
+        };
+        let backend = self.backend(&backend_name)?;
+        let (reuse_key, interpreter) = match params.reuse {
+            true => match self.reuse(backend, &backend_name, &params).await? {
+                Reuse::Found(details) => return Ok(*details),
+                Reuse::Build {
+                    key,
+                    turn,
+                    interpreter,
+                } => (Some((key, turn)), Some(interpreter)),
+            },
+            false => (None, None),
+        };
+        let python_version = params.version_request;
+        let resolving = async move {
+            match interpreter {
+                Some(known) => Ok(known),
+                None => backend.call(ResolveRequest { python_version }).await,
+            }
+        };
+        let installing = !params.packages.is_empty() || params.lock.is_some();
+        if installing || !self.inner.spares.may_serve(&backend_name) {
+            let fresh = (backend_name.as_str(), backend);
+            return self
+                .create_fresh(fresh, params, reuse_key, resolving, (false, progress))
+                .await;
+        }
+        // A spare is found by its interpreter, so that is resolved first; the sweep every
+        // create makes runs beside all that comes before the commit.
+        let finding = async {
+            let resolved = resolving.await;
+            let key = match &resolved {
+                Ok(Some(interpreter)) => Some(SpareKey::new(&backend_name, interpreter)),
+                _ => None,
+            };
+            let spare = match &key {
+                // A name taken already: the usual way answers the conflict.
+                Some(key) if self.name_is_free(&params.name).await => {
+                    self.inner.spares.take(key).await
+                }
+                _ => None,
+            };
+            let relabelled = match (spare, &key) {
+                (Some(spare), Some(key)) => {
+                    self.relabelled(backend, key, spare, &params.name).await
+                }
+                _ => None,
+            };
+            (resolved, key, relabelled)
+        };
+        let ((), (resolved, key, spare)) = tokio::join!(self.sweep(), finding);
+        let with = (backend_name.as_str(), backend);
+        let created = match spare {
+            Some(spare) => {
+                let reused = reuse_key.as_ref().map(|(key, _turn)| key.clone());
+                self.commit_spare(with, spare, &params, reused, progress)
+                    .await
+            }
+            None => {
+                let resolving = std::future::ready(resolved);
+                self.create_fresh(with, params, reuse_key, resolving, (true, progress))
+                    .await
+            }
+        };
+        if let (Ok(_), Some(key)) = (&created, key) {
+            self.refill_spare(key, python_version);
+        }
+        created
+    }
+
+    /// Whether no committed environment has `name` (as far as the cached index says).
+    async fn name_is_free(&self, name: &str) -> bool {
+        match self.inner.store.listing(None).await {
+            Ok(listing) => listing.iter().all(|record| record.name != name),
+            Err(_) => false,
+        }
+    }
+
+    /// `spare` relabelled with `name`; `None` if the backend could not (the spare is then
+    /// gone, and its key gets no more spares).
+    async fn relabelled(
+        &self,
+        backend: &BoxBackend,
+        key: &SpareKey,
+        spare: Spare,
+        name: &str,
+    ) -> Option<Spare> {
+        let root = spare.reservation.root.clone();
+        let relabel = RelabelRequest {
+            root: root.clone(),
+            name: name.to_owned(),
+        };
+        let Err(error) = backend.call(relabel).await else {
+            return Some(spare);
+        };
+        tracing::info!(%error, root = %root.display(), "a spare environment could not be renamed; creating anew");
+        self.inner.spares.refuse(key);
+        if let Err(abort) = spare.reservation.abort().await {
+            tracing::warn!(error = %abort, root = %root.display(), "removing a spare environment failed");
+        }
+        None
+    }
+
+    /// The create from `spare`, relabelled already: committed under the client's name.
+    async fn commit_spare(
+        &self,
+        (backend_name, _): (&str, &BoxBackend),
+        spare: Spare,
+        params: &CreateParams,
+        reuse_key: Option<String>,
+        progress: &Progress,
+    ) -> Answer<EnvironmentDetails> {
+        let Spare {
+            reservation,
+            provisioned,
+            description,
+        } = spare;
+        let message = format!(
+            "Provisioned Python {} with {backend_name}",
+            provisioned.python_full_version
+        );
+        progress.report(message, Some(80)).await;
+        let message = super::install::found(description.installed_packages.len());
+        progress.report(message, Some(95)).await;
+        let facts = CommitFacts {
+            python_version: params.python_version.clone(),
+            python_full_version: provisioned.python_full_version.to_string(),
+            interpreter_path: provisioned.interpreter_path,
+            extra: provisioned.extra,
+            reuse_key,
+        };
+        let record = reservation
+            .commit_as(params.name.clone(), facts)
+            .await
+            .map_err(store_error)?;
+        Ok(self.created(record, description))
+    }
+
+    /// The create the usual way: sweeps (unless `swept`) and reserves while `resolving`
+    /// resolves the interpreter, then provisions, installs, describes and commits.
+    async fn create_fresh(
+        &self,
+        (backend_name, backend): (&str, &BoxBackend),
+        params: CreateParams,
+        reuse_key: ReuseKey,
+        resolving: impl std::future::Future<Output = Result<Option<ResolvedInterpreter>, BackendError>>,
+        (swept, progress): (bool, &Progress),
+    ) -> Answer<EnvironmentDetails> {
+        let reserving = async {
+            if !swept {
+                self.sweep().await;
+            }
+            let store = &self.inner.store;
+            store.reserve(&params.name, backend_name).await
+        };
+        let (interpreter, reservation) = tokio::join!(resolving, reserving);
+        let reservation = reservation.map_err(store_error)?;
+        let root = reservation.root.clone();
+        let provisioned = match interpreter {
+            Ok(interpreter) => {
+                backend
+                    .call(ProvisionRequest {
+                        root: root.clone(),
+                        name: params.name.clone(),
+                        python_version: params.version_request,
+                        interpreter,
+                    })
+                    .await
+            }
+            Err(unresolved) => Err(unresolved),
+        };
+        let installing = !params.packages.is_empty() || params.lock.is_some();
+        let described = match provisioned {
+            Ok(provisioned) => {
+                let message = format!(
+                    "Provisioned Python {} with {}",
+                    provisioned.python_full_version, backend_name
+                );
+                let done = if installing { 20 } else { 80 };
+                progress.report(message, Some(done)).await;
+                let packages = Packages {
+                    packages: params.packages,
+                    source: &params.source,
+                    upgrade: false,
+                };
+                let span = Span {
+                    start: 20,
+                    span: 70,
+                };
+                let target = (root.as_path(), reservation.id.as_str());
+                let installed = if let Some(lock) = params.lock {
+                    self.install_lock_into(backend, target, lock, &params.source, progress, span)
+                        .await
+                } else if installing {
+                    self.install_into(backend, &root, &reservation.id, packages, progress, span)
+                        .await
+                } else {
+                    Ok(())
+                };
+                match installed {
+                    Ok(()) => self
+                        .describe(backend, &root)
+                        .await
+                        .map(|description| (provisioned, description)),
+                    Err(e) => Err(e),
+                }
+            }
+            Err(e) => Err(backend_error(e)),
+        };
+        let (provisioned, description) = match described {
+            Ok(both) => both,
+            Err(e) => {
+                if let Err(abort) = reservation.abort().await {
+                    tracing::warn!(error = %abort, root = %root.display(), "removing a failed environment failed");
+                }
+                return Err(e);
+            }
+        };
+        let message = super::install::found(description.installed_packages.len());
+        progress.report(message, Some(95)).await;
+        let record = reservation
+            .commit(CommitFacts {
+                python_version: params.python_version,
+                python_full_version: provisioned.python_full_version.to_string(),
+                interpreter_path: provisioned.interpreter_path,
+                extra: provisioned.extra,
+                reuse_key: reuse_key.as_ref().map(|(key, _turn)| key.clone()),
+            })
+            .await
+            .map_err(store_error)?;
+        drop(reuse_key);
+        Ok(self.created(record, description))
+    }
+
+    /// The answer of a create that committed `record`, and the change it makes known.
+    fn created(
+        &self,
+        record: EnvironmentRecord,
+        description: wsp_backend::Description,
+    ) -> EnvironmentDetails {
+        self.changed(&record.id, EnvironmentChange::Created);
+        let mut details = details(record, description);
+        details.extra.insert(REUSED.into(), Value::Bool(false));
+        details
+    }
+}

@@ -1,0 +1,258 @@
+//! Spare environments: one environment provisioned ahead, in the background, for each
+//! (backend, resolved interpreter) a create recently used, so that the next create like it
+//! only renames and commits it.
+//!
+//! A spare is an ordinary store reservation ([`Reservation`]) under a name no client can
+//! take (longer than the 64 characters a name may have), filled by the backend's
+//! `provision` as a create would fill it, and described. Being a reservation, it holds its
+//! owner lock for its life: it is in no listing, no `gc`, no change journal, and once its
+//! server dies it is stale and the next sweep removes it. Its root is
+//! `environments/<id>` from the start and never moves (a venv's scripts hold their root).
+//!
+//! A create without packages whose backend and resolved interpreter match a spare takes it:
+//! the backend relabels it with the client's name ([`RelabelRequest`]), then the store
+//! commits it under that name, with the name checks of a reservation, in the one durable
+//! index write every create makes. Only a backend that says it can relabel
+//! ([`CanRelabelRequest`]) gets spares. A spare that cannot be used is aborted and the
+//! create goes the usual way. After a create that could have used one, the spare of its key
+//! is made again, after the answer. At the server's stop, every spare is aborted.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+use wsp_backend::{
+    CanRelabelRequest, DescribeRequest, Description, ProvisionRequest, Provisioned,
+    ResolvedInterpreter,
+};
+use wsp_protocol::VersionRequest;
+
+use crate::store::{new_environment_id, Reservation};
+use crate::Environments;
+
+/// How many keys keep a spare at once; making one for another key aborts the oldest.
+const MAX_SPARES: usize = 4;
+
+/// The start of every spare's name: with an id after it, longer than any client's name.
+const SPARE_NAME: &str = "wsp spare environment, provisioned ahead; a name no client may take: ";
+
+/// What a spare is for: a backend and the interpreter it resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SpareKey {
+    backend: String,
+    interpreter: ResolvedInterpreter,
+}
+
+impl SpareKey {
+    pub(crate) fn new(backend: &str, interpreter: &ResolvedInterpreter) -> Self {
+        SpareKey {
+            backend: backend.to_owned(),
+            interpreter: interpreter.clone(),
+        }
+    }
+}
+
+/// An environment provisioned and described ahead, held by its reservation.
+pub(crate) struct Spare {
+    pub(crate) reservation: Reservation,
+    pub(crate) provisioned: Provisioned,
+    pub(crate) description: Description,
+}
+
+/// Where one key's spare is, or will be: its filler holds the lock until the spare is
+/// made (or failed), so a create that takes the slot waits for it, never longer.
+type Slot = Arc<AsyncMutex<Option<Spare>>>;
+
+/// The spares of one server.
+#[derive(Default)]
+pub(crate) struct Spares {
+    enabled: bool,
+    state: Mutex<State>,
+    closed: AtomicBool,
+}
+
+#[derive(Default)]
+struct State {
+    /// Oldest first.
+    slots: Vec<(SpareKey, Slot)>,
+    /// Backends that cannot relabel, and keys whose spare could not be relabelled.
+    refused_backends: HashSet<String>,
+    refused_keys: Vec<SpareKey>,
+}
+
+impl Spares {
+    pub(crate) fn new(enabled: bool) -> Self {
+        Spares {
+            enabled,
+            ..Spares::default()
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Whether a create with `backend` may find a spare (and should resolve its interpreter
+    /// before anything else to look for one).
+    pub(crate) fn may_serve(&self, backend: &str) -> bool {
+        self.enabled
+            && !self.closed.load(Ordering::Acquire)
+            && !self.state().refused_backends.contains(backend)
+    }
+
+    /// Takes the spare of `key`, waiting for it if it is being made; `None` if there is none.
+    pub(crate) async fn take(&self, key: &SpareKey) -> Option<Spare> {
+        let slot = {
+            let mut state = self.state();
+            let at = state.slots.iter().position(|(k, _)| k == key)?;
+            state.slots.remove(at).1
+        };
+        let spare = slot.lock().await.take();
+        spare
+    }
+
+    /// Never makes spares for `key` again (its spare could not be relabelled).
+    pub(crate) fn refuse(&self, key: &SpareKey) {
+        self.state().refused_keys.push(key.clone());
+    }
+
+    /// Ends spares: aborts every one, waiting for those being made. Later refills do nothing.
+    pub(crate) async fn stop(&self) {
+        let slots = {
+            let mut state = self.state();
+            self.closed.store(true, Ordering::Release);
+            std::mem::take(&mut state.slots)
+        };
+        for (_, slot) in slots {
+            abort(&slot).await;
+        }
+    }
+}
+
+/// Aborts the spare in `slot`, once its filler is done.
+async fn abort(slot: &Slot) {
+    let spare = slot.lock().await.take();
+    if let Some(spare) = spare {
+        let root = spare.reservation.root.clone();
+        if let Err(error) = spare.reservation.abort().await {
+            tracing::warn!(%error, root = %root.display(), "removing a spare environment failed");
+        }
+    }
+}
+
+impl Environments {
+    /// After a create that could have used the spare of `key`: makes one, in the background,
+    /// unless there is one (or one is being made), spares are off or this key was refused.
+    pub(crate) fn refill_spare(&self, key: SpareKey, python_version: VersionRequest) {
+        let spares = &self.inner.spares;
+        if !spares.may_serve(&key.backend) {
+            return;
+        }
+        let slot: Slot = Arc::new(AsyncMutex::new(None));
+        let Ok(guard) = slot.clone().try_lock_owned() else {
+            return;
+        };
+        let evicted = {
+            let mut state = spares.state();
+            // Checked again under the lock: a stop that began meanwhile has taken every slot.
+            let closed = spares.closed.load(Ordering::Acquire);
+            if closed
+                || state.refused_keys.contains(&key)
+                || state.slots.iter().any(|(k, _)| *k == key)
+            {
+                return;
+            }
+            state.slots.push((key.clone(), slot.clone()));
+            match state.slots.len() > MAX_SPARES {
+                true => Some(state.slots.remove(0).1),
+                false => None,
+            }
+        };
+        let env = self.clone();
+        tokio::spawn(async move {
+            if let Some(evicted) = evicted {
+                abort(&evicted).await;
+            }
+            env.fill(key, python_version, guard, slot).await;
+        });
+    }
+
+    /// Makes the spare of `key` into `guard`. A spare that cannot be made leaves its slot
+    /// empty and gone.
+    async fn fill(
+        self,
+        key: SpareKey,
+        python_version: VersionRequest,
+        mut guard: OwnedMutexGuard<Option<Spare>>,
+        slot: Slot,
+    ) {
+        match self.made(&key, python_version).await {
+            Some(spare) => {
+                tracing::debug!(id = %spare.reservation.id, "a spare environment is ready");
+                *guard = Some(spare);
+            }
+            None => {
+                let mut state = self.inner.spares.state();
+                state.slots.retain(|(_, s)| !Arc::ptr_eq(s, &slot));
+            }
+        }
+        drop(guard);
+    }
+
+    /// A new spare for `key`, provisioned and described; `None` (logged) if it can't be made.
+    async fn made(&self, key: &SpareKey, python_version: VersionRequest) -> Option<Spare> {
+        let backend = self.backend(&key.backend).ok()?;
+        match backend.call(CanRelabelRequest).await {
+            Ok(true) => {}
+            Ok(false) | Err(_) => {
+                let mut state = self.inner.spares.state();
+                state.refused_backends.insert(key.backend.clone());
+                return None;
+            }
+        }
+        let name = format!("{SPARE_NAME}{}", new_environment_id());
+        let store = &self.inner.store;
+        let reservation = match store.reserve(&name, &key.backend).await {
+            Ok(reservation) => reservation,
+            Err(error) => {
+                tracing::debug!(%error, "no spare environment: reserving failed");
+                return None;
+            }
+        };
+        let root = reservation.root.clone();
+        let provisioning = ProvisionRequest {
+            root: root.clone(),
+            name,
+            python_version,
+            interpreter: Some(key.interpreter.clone()),
+        };
+        let made = match backend.call(provisioning).await {
+            // Provisioning resolves again if the interpreter changed meanwhile: not this key's.
+            Ok(provisioned) if provisioned.python_full_version == key.interpreter.full_version => {
+                match backend.call(DescribeRequest { root: root.clone() }).await {
+                    Ok(description) => Ok((provisioned, description)),
+                    Err(error) => Err(error.to_string()),
+                }
+            }
+            Ok(_) => Err("the interpreter changed while it was provisioned".to_owned()),
+            Err(error) => Err(error.to_string()),
+        };
+        match made {
+            Ok((provisioned, description)) => Some(Spare {
+                reservation,
+                provisioned,
+                description,
+            }),
+            Err(error) => {
+                tracing::debug!(%error, root = %root.display(), "no spare environment");
+                if let Err(error) = reservation.abort().await {
+                    tracing::warn!(%error, root = %root.display(), "removing a failed spare environment failed");
+                }
+                None
+            }
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! Spare environments (`wsp serve --spare-environments`): a create without packages takes the
+//! environment the server made ahead after the last one like it, and answers and writes
+//! exactly what it would have without it; spares are never listed, collected or journalled,
+//! go away with their server, and a killed server's is swept by the next.
+//!
+//! The tests sync on the server's debug log line `a spare environment is ready`, read from
+//! its stderr as it is written.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader, Lines};
+use tokio::process::ChildStderr;
+
+use crate::support::Server;
+
+const READY: &str = "a spare environment is ready";
+
+/// A server whose stderr is read line by line as it comes.
+struct Logged {
+    server: Server,
+    log: Lines<BufReader<ChildStderr>>,
+    seen: String,
+}
+
+impl Logged {
+    fn start(state: &Path, extra: &[&str]) -> Logged {
+        let mut server = Server::start_in(state, extra);
+        let stderr = server.child.stderr.take().expect("stderr");
+        Logged {
+            server,
+            log: BufReader::new(stderr).lines(),
+            seen: String::new(),
+        }
+    }
+
+    /// The id of the next spare on Python `python` (`X.Y`) the server says is ready.
+    async fn next_spare_of(&mut self, state: &Path, python: &str) -> String {
+        loop {
+            let spare = self.next_spare().await;
+            let cfg = state.join("environments").join(&spare).join("pyvenv.cfg");
+            let cfg = std::fs::read_to_string(cfg).unwrap_or_default();
+            if cfg.contains(&format!("\nversion = {python}.")) {
+                return spare;
+            }
+        }
+    }
+
+    /// The id of the next spare the server says is ready.
+    async fn next_spare(&mut self) -> String {
+        loop {
+            let line =
+                tokio::time::timeout(std::time::Duration::from_secs(60), self.log.next_line())
+                    .await
+                    .expect("a log line in time")
+                    .expect("stderr reads")
+                    .unwrap_or_else(|| panic!("the log ended without a spare:\n{}", self.seen));
+            self.seen.push_str(&line);
+            self.seen.push('\n');
+            if line.contains(READY) {
+                let at = line.find("env-").expect("the spare's id");
+                return line[at..at + 16].to_owned();
+            }
+        }
+    }
+
+    /// Closes stdin and waits for the exit; the whole log.
+    async fn finish(mut self) -> String {
+        self.server.close();
+        while let Some(line) = self.log.next_line().await.expect("stderr reads") {
+            self.seen.push_str(&line);
+            self.seen.push('\n');
+        }
+        let status = self.server.child.wait().await.expect("wait");
+        assert!(status.success(), "{status}:\n{}", self.seen);
+        self.seen
+    }
+
+    async fn create(&mut self, id: i64, name: &str, python: &str) -> Value {
+        let params = json!({"name": name, "python_version": python});
+        let created = self.server.call(id, "environment/create", params).await;
+        assert!(created.get("result").is_some(), "{created}");
+        created["result"].clone()
+    }
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn reservations(state: &Path) -> Value {
+    let index = std::fs::read_to_string(state.join("index.json")).expect("index.json");
+    let index: Value = serde_json::from_str(&index).expect("JSON");
+    index["reservations"].clone()
+}
+
+/// Every file under `root`: its mode and its content (a symlink's target), with `root`'s path
+/// written `ROOT`.
+fn tree(root: &Path) -> BTreeMap<PathBuf, (u32, String)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut files = BTreeMap::new();
+    let mut todo = vec![root.to_path_buf()];
+    let root_text = root.to_str().expect("UTF-8");
+    while let Some(dir) = todo.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let content = if meta.file_type().is_symlink() {
+                format!("-> {}", std::fs::read_link(&path).unwrap().display())
+            } else if meta.is_dir() {
+                todo.push(path.clone());
+                "dir".to_owned()
+            } else {
+                String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned()
+            };
+            let relative = path.strip_prefix(root).unwrap().to_path_buf();
+            let mode = meta.permissions().mode();
+            files.insert(relative, (mode, content.replace(root_text, "ROOT")));
+        }
+    }
+    files
+}
+
+/// An answer with its id and its root written `ID` and `ROOT`.
+fn anonymous(details: &Value) -> String {
+    let id = details["id"].as_str().unwrap();
+    let root = details["extra"]["path"].as_str().unwrap();
+    details.to_string().replace(root, "ROOT").replace(id, "ID")
+}
+
+#[tokio::test]
+async fn a_create_from_a_spare_answers_and_writes_what_one_without_does() {
+    let temp = tempfile::tempdir().unwrap();
+    let (with, without) = (temp.path().join("with"), temp.path().join("without"));
+    let mut spared = Logged::start(&with, &[]);
+    spared.server.initialize().await;
+    spared.create(1, "first", "3.12").await;
+    let spare = spared.next_spare().await;
+    let taken = spared.create(2, "the name ✓ 'quoted' $HOME", "3.12").await;
+    assert_eq!(taken["id"], spare, "the create took the spare");
+    let got = spared
+        .server
+        .call(3, "environment/get", json!({"id": spare}))
+        .await;
+    assert_eq!(got["result"]["name"], taken["name"], "{got}");
+
+    let mut plain = Logged::start(&without, &["--spare-environments", "0"]);
+    plain.server.initialize().await;
+    plain.create(1, "first", "3.12").await;
+    let made = plain.create(2, "the name ✓ 'quoted' $HOME", "3.12").await;
+    assert_eq!(anonymous(&taken), anonymous(&made));
+
+    let spared_root = PathBuf::from(taken["extra"]["path"].as_str().unwrap());
+    let plain_root = PathBuf::from(made["extra"]["path"].as_str().unwrap());
+    let (spared_tree, plain_tree) = (tree(&spared_root), tree(&plain_root));
+    assert!(spared_tree.len() > 10, "{spared_tree:?}");
+    let names = |tree: &BTreeMap<PathBuf, (u32, String)>| tree.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(names(&spared_tree), names(&plain_tree));
+    for (path, file) in &spared_tree {
+        assert_eq!(Some(file), plain_tree.get(path), "{}", path.display());
+    }
+    let cfg = std::fs::read_to_string(spared_root.join("pyvenv.cfg")).unwrap();
+    assert!(
+        cfg.contains("prompt = the name ✓ 'quoted' $HOME\n"),
+        "{cfg}"
+    );
+    plain.finish().await;
+    spared.finish().await;
+}
+
+#[tokio::test]
+async fn spares_are_never_listed_collected_or_journalled_and_go_with_their_server() {
+    let temp = tempfile::tempdir().unwrap();
+    let state = temp.path().join("state");
+    let mut server = Logged::start(&state, &[]);
+    server.server.initialize().await;
+    let one = server.create(1, "one", "3.12").await;
+    let spare = server.next_spare().await;
+    assert_eq!(entries(&state.join("environments")).len(), 2);
+    assert_eq!(reservations(&state).as_array().map(Vec::len), Some(1));
+
+    let listed = server.server.call(2, "environment/list", json!(null)).await;
+    assert_eq!(
+        listed["result"],
+        json!([{"id": one["id"], "name": "one", "python_version": "3.12"}])
+    );
+    let got = server
+        .server
+        .call(3, "environment/get", json!({"id": spare}))
+        .await;
+    assert_eq!(got["error"]["code"], -31001, "{got}");
+    let collected = server
+        .server
+        .call(4, "environment/gc", json!({"keep_bytes": 0}))
+        .await;
+    assert_eq!(
+        collected["result"]["deleted"],
+        json!([one["id"]]),
+        "{collected}"
+    );
+    assert_eq!(collected["result"]["disk_bytes"], 0, "{collected}");
+    assert_eq!(entries(&state.join("environments")), vec![spare.clone()]);
+
+    server.finish().await;
+    // Every server sends `environment/changed` from this journal.
+    let journal = std::fs::read_to_string(state.join("changes.jsonl")).unwrap();
+    let one_id = one["id"].as_str().unwrap();
+    assert!(
+        journal.lines().all(|line| line.contains(one_id)),
+        "{journal}"
+    );
+    assert!(!journal.contains(&spare), "{journal}");
+    assert_eq!(entries(&state.join("environments")), Vec::<String>::new());
+    assert_eq!(reservations(&state), json!([]));
+    let locks = entries(&state.join("locks"));
+    assert!(
+        !locks.iter().any(|lock| lock.starts_with(&spare)),
+        "{locks:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_killed_servers_spare_is_swept_by_the_next_server() {
+    let temp = tempfile::tempdir().unwrap();
+    let state = temp.path().join("state");
+    let mut killed = Logged::start(&state, &[]);
+    killed.server.initialize().await;
+    let one = killed.create(1, "one", "3.12").await;
+    let spare = killed.next_spare().await;
+    killed.server.child.start_kill().unwrap();
+    killed.server.child.wait().await.unwrap();
+    assert!(state.join("environments").join(&spare).is_dir());
+
+    let mut next = Logged::start(&state, &["--spare-environments", "0"]);
+    next.server.initialize().await;
+    let two = next.create(1, "two", "3.12").await;
+    let mut expected = vec![one["id"].as_str().unwrap().to_owned()];
+    expected.push(two["id"].as_str().unwrap().to_owned());
+    expected.sort();
+    assert_eq!(entries(&state.join("environments")), expected);
+    assert_eq!(reservations(&state), json!([]));
+    next.finish().await;
+}
+
+#[tokio::test]
+async fn another_interpreter_or_an_unusable_spare_gets_a_create_of_its_own() {
+    let temp = tempfile::tempdir().unwrap();
+    let state = temp.path().join("state");
+    let mut server = Logged::start(&state, &[]);
+    server.server.initialize().await;
+    server.create(1, "a", "3.12").await;
+    let spare = server.next_spare().await;
+    let other = server.create(2, "b", "3.11").await;
+    assert_ne!(other["id"], spare);
+    let full = other["extra"]["python_full_version"].as_str().unwrap();
+    assert!(full.starts_with("3.11."), "{other}");
+    let root = PathBuf::from(other["extra"]["path"].as_str().unwrap());
+    let cfg = std::fs::read_to_string(root.join("pyvenv.cfg")).unwrap();
+    assert!(cfg.contains(&format!("version = {full}\n")), "{cfg}");
+    let again = server.create(3, "c", "3.12").await;
+    assert_eq!(
+        again["id"], spare,
+        "the 3.12 spare waited for a 3.12 create"
+    );
+
+    // A spare its backend refuses to relabel (here: not the native writer's) is removed, and
+    // the create made anew.
+    let refused = server.next_spare_of(&state, "3.12").await;
+    let cfg_path = state.join("environments").join(&refused).join("pyvenv.cfg");
+    let cfg = std::fs::read_to_string(&cfg_path).unwrap();
+    let cfg: String = cfg
+        .lines()
+        .filter(|l| !l.starts_with("command = "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&cfg_path, cfg).unwrap();
+    let made = server.create(4, "d", "3.12").await;
+    assert_ne!(made["id"], refused);
+    assert!(!state.join("environments").join(&refused).exists());
+    let listed = server.server.call(5, "environment/list", json!(null)).await;
+    assert_eq!(
+        listed["result"].as_array().map(Vec::len),
+        Some(4),
+        "{listed}"
+    );
+    server.finish().await;
+    assert_eq!(entries(&state.join("environments")).len(), 4);
+}
+
+#[tokio::test]
+async fn spare_environments_0_makes_none() {
+    let temp = tempfile::tempdir().unwrap();
+    let state = temp.path().join("state");
+    let mut server = Logged::start(&state, &["--spare-environments", "0"]);
+    server.server.initialize().await;
+    let first = server.create(1, "one", "3.12").await;
+    let second = server.create(2, "two", "3.12").await;
+    assert_ne!(first["id"], second["id"]);
+    // The stop waits for every spare being made, so one would have said so by the exit.
+    let log = server.finish().await;
+    assert!(!log.contains(READY), "{log}");
+    assert_eq!(entries(&state.join("environments")).len(), 2);
+}
