@@ -85,14 +85,7 @@ impl Logged {
     }
 }
 
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
+use wsp_testing::entry_names as entries;
 
 fn reservations(state: &Path) -> Value {
     let index = std::fs::read_to_string(state.join("index.json")).expect("index.json");

@@ -2,7 +2,7 @@
 //! (wheels, sdists and a simple index over them) and, with the `conda` feature, local conda
 //! channels (the `conda` module), a directory served over HTTP ([`StaticHttpServer`]), the
 //! panicking forms of the framework's client ([`ClientExt`]), executable files written safely
-//! ([`write_executable`]), and small file systems to fill up ([`small_fs`]). A dev-dependency only: nothing here ships in a
+//! ([`write_executable`]), a directory's sorted entry names ([`entry_names`]), and small file systems to fill up ([`small_fs`]). A dev-dependency only: nothing here ships in a
 //! production crate.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -19,3 +19,16 @@ pub use client::{code, ClientExt};
 pub use distributions::*;
 pub use http_server::StaticHttpServer;
 pub use programs::{write_executable, FORK_60};
+
+/// The sorted names of the entries of `dir`; panics if it cannot be read.
+pub fn entry_names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|error| panic!("{} cannot be read: {error}", dir.display()))
+        .map(|entry| {
+            let entry = entry.unwrap_or_else(|error| panic!("{}: {error}", dir.display()));
+            entry.file_name().to_string_lossy().into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}

@@ -77,15 +77,7 @@ pub fn reservation_ids(store: &Store) -> Vec<String> {
         .collect()
 }
 
-/// Sorted names of the entries of a directory.
-pub fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
+pub use wsp_testing::entry_names as entries;
 
 /// The use-lock file of environment `id`.
 pub fn use_lock_path(store: &Store, id: &str) -> PathBuf {
