@@ -58,26 +58,14 @@ pub(super) fn available() -> bool {
                 libc::_exit(if ok { 0 } else { 1 })
             }
             -1 => false,
-            child => wait_exit_code(child) == Some(0),
+            child => {
+                crate::spawn::wait_blocking(child).is_ok_and(|status| status.code() == Some(0))
+            }
         }
     };
     let emptied = cgroup.wait_empty_blocking(Duration::from_secs(1));
     cgroup.remove();
     joined && emptied
-}
-
-fn wait_exit_code(pid: libc::pid_t) -> Option<i32> {
-    let mut status = 0;
-    loop {
-        // SAFETY: `status` is a valid out-pointer.
-        let reaped = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if reaped == pid {
-            return libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-        }
-        if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-            return None;
-        }
-    }
 }
 
 /// One command's cgroup.

@@ -65,7 +65,9 @@ fn probe() -> Result<ABI, String> {
         _ => {}
     }
     drop(child);
-    let status = wait(pid);
+    let status = crate::spawn::wait_blocking(pid)
+        .ok()
+        .and_then(|status| status.code());
     drop(tmp);
     if let Some(failure) = read_failure(&failures) {
         return Err(failure);
@@ -102,19 +104,6 @@ unsafe fn enter_and_check(child: &mut ChildSandbox) -> i32 {
         return PROBE_NOT_CONFINED;
     }
     0
-}
-
-fn wait(pid: libc::pid_t) -> Option<i32> {
-    let mut status = 0;
-    loop {
-        // SAFETY: `status` is a valid out-pointer.
-        if unsafe { libc::waitpid(pid, &mut status, 0) } == pid {
-            return libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-        }
-        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return None;
-        }
-    }
 }
 
 /// The kernel's Landlock ABI, as one of those this code was tested with (3 to 7; a newer

@@ -22,7 +22,7 @@ use std::sync::LazyLock;
 
 pub(crate) use command_line::CommandLine;
 use command_line::ExecPointers;
-pub(crate) use process::ChildProcess;
+pub(crate) use process::{wait_blocking, ChildProcess};
 
 use super::child::ChildSetup;
 
@@ -63,45 +63,30 @@ static CLONE3_REFUSED: LazyLock<AtomicBool> = LazyLock::new(|| {
 
 impl Launch {
     /// Starts the command and returns once it has exec'd (or failed to). Blocks the thread.
-    pub(crate) fn start(self) -> io::Result<Started> {
-        let Launch {
-            command,
-            stdio: [stdin, stdout, stderr],
-            process_group,
-            cgroup,
-            setup,
-        } = self;
-        let mut launch = Launch {
-            command,
-            stdio: [
-                above_stdio(stdin)?,
-                above_stdio(stdout)?,
-                above_stdio(stderr)?,
-            ],
-            process_group,
-            cgroup,
-            setup,
-        };
-        let (report_read, report_write) =
+    pub(crate) fn start(mut self) -> io::Result<Started> {
+        for fd in &mut self.stdio {
+            move_above_stdio(fd)?;
+        }
+        let (report_read, mut report_write) =
             rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
-        let report_write = above_stdio(report_write)?;
-        let environment = launch.command.environment()?;
+        move_above_stdio(&mut report_write)?;
+        let environment = self.command.environment()?;
         let child = ChildSide {
-            exec: launch.command.exec_pointers(&environment),
+            exec: self.command.exec_pointers(&environment),
             report: report_write.as_raw_fd(),
         };
-        let started = match launch.cgroup {
+        let started = match self.cgroup {
             Some(cgroup) if !CLONE3_REFUSED.load(Ordering::Relaxed) => {
-                match launch.clone_into(cgroup, &child) {
+                match self.clone_into(cgroup, &child) {
                     Err(error) if clone3_refused(&error) => {
                         CLONE3_REFUSED.store(true, Ordering::Relaxed);
                         tracing::debug!(%error, "clone3 is refused here; children join their cgroup themselves");
-                        launch.fork(&child)
+                        self.fork(&child)
                     }
                     started => started,
                 }
             }
-            _ => launch.fork(&child),
+            _ => self.fork(&child),
         }?;
         drop(report_write);
         match read_report(&report_read) {
@@ -233,14 +218,14 @@ fn read_report(report: &OwnedFd) -> io::Result<Option<i32>> {
     Ok(Some(i32::from_ne_bytes(errno)))
 }
 
-/// `fd`, moved above the standard streams when it is one of them (a server started with a
+/// Moves `fd` above the standard streams when it is one of them (a server started with a
 /// closed stdin gets pipes numbered 0), so that the child's `dup2` onto 0, 1 and 2 never
 /// overwrites a source it still needs.
-fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
-    if fd.as_raw_fd() > 2 {
-        return Ok(fd);
+fn move_above_stdio(fd: &mut OwnedFd) -> io::Result<()> {
+    if fd.as_raw_fd() <= 2 {
+        *fd = rustix::io::fcntl_dupfd_cloexec(&*fd, 3)?;
     }
-    Ok(rustix::io::fcntl_dupfd_cloexec(&fd, 3)?)
+    Ok(())
 }
 
 /// What the child uses after the fork besides the launch: its exec's pointers, and where it

@@ -15,7 +15,7 @@ use super::Started;
 impl Started {
     /// Waits for the child to exit, blocking the thread (for a child that exits at once).
     pub(super) fn reap_blocking(self) {
-        let _ = wait_pid(self.pid, WaitIdOptions::EXITED);
+        let _ = wait_blocking(self.pid);
     }
 
     /// Kills the child and reaps it, blocking the thread.
@@ -45,10 +45,10 @@ impl ChildProcess {
                 match unsafe { AsyncFd::register_with_interest(pidfd, Interest::READABLE) } {
                     Ok(pidfd) => Some(pidfd),
                     Err(error) => {
-                        // SAFETY: the pid is this process's unreaped child.
-                        unsafe { libc::kill(started.pid, libc::SIGKILL) };
-                        let _ = wait_pid(started.pid, WaitIdOptions::EXITED);
-                        return Err(error.into_parts().1);
+                        let (pidfd, error) = error.into_parts();
+                        let pidfd = Some(pidfd);
+                        Started { pidfd, ..started }.kill_and_reap();
+                        return Err(error);
                     }
                 }
             }
@@ -75,10 +75,9 @@ impl ChildProcess {
             Some(pidfd) => wait_exit(pidfd).await?,
             None => {
                 let pid = self.pid;
-                tokio::task::spawn_blocking(move || wait_pid(pid, WaitIdOptions::EXITED))
+                tokio::task::spawn_blocking(move || wait_blocking(pid))
                     .await
                     .map_err(io::Error::other)??
-                    .ok_or_else(|| io::Error::other("waitid returned no status"))?
             }
         };
         self.status = Some(status);
@@ -106,7 +105,7 @@ impl Drop for ChildProcess {
             _ => {
                 let reaper = std::thread::Builder::new()
                     .name("wsp-reaper".into())
-                    .spawn(move || wait_pid(pid, WaitIdOptions::EXITED));
+                    .spawn(move || wait_blocking(pid));
                 if let Err(error) = reaper {
                     tracing::warn!(%error, pid, "cannot reap a killed command; it stays a zombie");
                 }
@@ -129,13 +128,16 @@ async fn wait_exit(pidfd: &AsyncFd<OwnedFd>) -> io::Result<ExitStatus> {
     }
 }
 
-fn wait_pid(pid: libc::pid_t, options: WaitIdOptions) -> io::Result<Option<ExitStatus>> {
+/// Waits for the child `pid` of this process to exit and reaps it, blocking the thread.
+pub(crate) fn wait_blocking(pid: libc::pid_t) -> io::Result<ExitStatus> {
     let pid = rustix::process::Pid::from_raw(pid)
         .ok_or_else(|| io::Error::other("a child's pid is not positive"))?;
     loop {
-        match rustix::process::waitid(WaitId::Pid(pid), options) {
+        match rustix::process::waitid(WaitId::Pid(pid), WaitIdOptions::EXITED) {
             Err(rustix::io::Errno::INTR) => {}
-            waited => return Ok(waited?.map(exit_status)),
+            Ok(Some(status)) => return Ok(exit_status(status)),
+            Ok(None) => return Err(io::Error::other("waitid returned no status")),
+            Err(error) => return Err(error.into()),
         }
     }
 }
