@@ -13,7 +13,7 @@ use wsp_interpreters::Inventory;
 use wsp_protocol::ExecuteResult;
 use wsp_protocol::FailureReason;
 
-use crate::install::ExternalPip;
+use crate::install::{ExternalPip, PipBase};
 use crate::{create_venv, SeedOutcome, VenvMode, VenvOptions};
 
 /// The venv backend: resolves interpreters from an [`Inventory`] and creates virtual
@@ -58,16 +58,6 @@ impl VenvBackend {
         self
     }
 
-    /// For an unconfined pip install whose pip is not in the seed cache yet: the version that
-    /// pip will have (see [`crate::install::pip_to_fill`]).
-    async fn pip_to_fill(&self, root: &std::path::Path, confined: bool) -> Option<String> {
-        if self.installer != Installer::Pip || confined {
-            return None;
-        }
-        let cache = self.options.seed_cache_dir.as_ref()?;
-        crate::install::pip_to_fill(&self.inventory, cache, root).await
-    }
-
     /// The installer for the environment at `root`, and what must live while it runs: for
     /// pip, the seed cache's, replicated where a sandbox (`confined`) can read it.
     async fn installer_for(
@@ -78,19 +68,29 @@ impl VenvBackend {
         if self.installer != Installer::Pip {
             return Ok((self.installer.clone(), None));
         }
+        let base = crate::install::pip_base(&self.inventory, root).await?;
+        self.external_pip(&base, confined).await
+    }
+
+    /// The seed cache's pip for a venv of `base` (see [`VenvBackend::installer_for`]).
+    async fn external_pip(
+        &self,
+        base: &PipBase,
+        confined: bool,
+    ) -> Result<(Installer, Option<ExternalPip>), BackendError> {
         let cache = match &self.options.seed_cache_dir {
             Some(dir) => dir.clone(),
             None => crate::install::fallback_cache(&self.fallback_seed_cache).await?,
         };
-        let pip = crate::install::external_pip(
-            &self.inventory,
-            self.options.mode,
-            &cache,
-            root,
-            confined,
-        )
-        .await?;
+        let pip = crate::install::external_pip(base, self.options.mode, &cache, confined).await?;
         Ok((pip.installer.clone(), Some(pip)))
+    }
+
+    /// For an unconfined install whose pip is not in the seed cache yet: the version that pip
+    /// will have (see [`crate::install::pip_to_fill`]).
+    async fn pip_to_fill(&self, base: &PipBase, confined: bool) -> Option<String> {
+        let cache = self.options.seed_cache_dir.as_ref().filter(|_| !confined)?;
+        crate::install::pip_to_fill(base, cache).await
     }
 }
 
@@ -173,14 +173,18 @@ impl Backend for VenvBackend {
     }
 
     async fn install(&self, request: InstallRequest) -> Result<(), BackendError> {
+        if self.installer != Installer::Pip {
+            return wsp_install::venv_layout::install(self.installer.clone(), request).await;
+        }
         let confined = request.sandbox.is_some();
-        if let Some(pip_version) = self.pip_to_fill(&request.root, confined).await {
+        let base = crate::install::pip_base(&self.inventory, &request.root).await?;
+        if let Some(pip_version) = self.pip_to_fill(&base, confined).await {
             // The fast path needs only pip's version: the seed cache is filled only for pip.
             if wsp_install::venv_layout::install_without_pip(pip_version, &request).await? {
                 return Ok(());
             }
         }
-        let (installer, _pip) = self.installer_for(&request.root, confined).await?;
+        let (installer, _pip) = self.external_pip(&base, confined).await?;
         wsp_install::venv_layout::install(installer, request).await
     }
 

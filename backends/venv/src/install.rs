@@ -25,24 +25,41 @@ pub(crate) struct ExternalPip {
     _replica: Option<TempDir>,
 }
 
-/// The pip that installs into the venv at `root`: the seed cache's (in `cache_dir`, filled in
-/// `mode` when empty) for the newest interpreter of the environment's Python version; a
-/// replica of it when the install is `confined`.
-pub(crate) async fn external_pip(
-    inventory: &Inventory,
-    mode: VenvMode,
-    cache_dir: &Path,
-    root: &Path,
-    confined: bool,
-) -> Result<ExternalPip, BackendError> {
+/// The interpreter whose pip installs into a venv: the newest of the venv's Python version.
+pub(crate) struct PipBase {
+    /// The venv's `3.Y`, read from its layout.
+    version: String,
+    interpreter: wsp_interpreters::InterpreterInfo,
+}
+
+/// The [`PipBase`] of the venv at `root`.
+pub(crate) async fn pip_base(inventory: &Inventory, root: &Path) -> Result<PipBase, BackendError> {
     let version = venv_python_version(root)?;
     let request: VersionRequest = version
         .parse()
         .map_err(|_| no_pip(format!("its Python version {version:?} is not a version")))?;
-    let base = resolve_python(inventory, None, &request)
+    let interpreter = resolve_python(inventory, None, &request)
         .await
         .map_err(|error| no_pip(format!("no Python {version} to take pip from: {error}")))?;
-    let (cached, _) = seed::cached_pip(&base, mode, cache_dir)
+    Ok(PipBase {
+        version,
+        interpreter,
+    })
+}
+
+/// The pip that installs into a venv of `base`: the seed cache's (in `cache_dir`, filled in
+/// `mode` when empty); a replica of it when the install is `confined`.
+pub(crate) async fn external_pip(
+    base: &PipBase,
+    mode: VenvMode,
+    cache_dir: &Path,
+    confined: bool,
+) -> Result<ExternalPip, BackendError> {
+    let PipBase {
+        version,
+        interpreter: base,
+    } = base;
+    let (cached, _) = seed::cached_pip(base, mode, cache_dir)
         .await
         .map_err(|error| no_pip(format!("the seed cache could not be filled: {error}")))?;
     if !cached.join(wsp_install::PIP_RUNNER).is_file() {
@@ -69,20 +86,13 @@ pub(crate) async fn external_pip(
 }
 
 /// The version of the pip that [`external_pip`] would first have to put into the seed cache
-/// for the venv at `root`, read off the base interpreter's bundled `ensurepip` wheel; `None`
-/// when the cache already holds that pip (nothing to fill) or the version cannot be told.
-pub(crate) async fn pip_to_fill(
-    inventory: &Inventory,
-    cache_dir: &Path,
-    root: &Path,
-) -> Option<String> {
-    let version = venv_python_version(root).ok()?;
-    let request: VersionRequest = version.parse().ok()?;
-    let base = resolve_python(inventory, None, &request).await.ok()?;
-    if seed::is_cached(&base, cache_dir) {
+/// for a venv of `base`, read off the interpreter's bundled `ensurepip` wheel; `None` when the
+/// cache already holds that pip (nothing to fill) or the version cannot be told.
+pub(crate) async fn pip_to_fill(base: &PipBase, cache_dir: &Path) -> Option<String> {
+    if seed::is_cached(&base.interpreter, cache_dir) {
         return None;
     }
-    let bundled = bundled_dir(&base);
+    let bundled = bundled_dir(&base.interpreter);
     tokio::task::spawn_blocking(move || bundled_pip_version(&bundled))
         .await
         .ok()
