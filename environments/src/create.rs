@@ -148,9 +148,7 @@ impl Environments {
         };
         tracing::info!(%error, root = %root.display(), "a spare environment could not be renamed; creating anew");
         self.inner.spares.refuse(key);
-        if let Err(abort) = spare.reservation.abort().await {
-            tracing::warn!(error = %abort, root = %root.display(), "removing a spare environment failed");
-        }
+        super::spares::discard(spare.reservation).await;
         None
     }
 

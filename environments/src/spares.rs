@@ -136,10 +136,15 @@ impl Spares {
 async fn abort(slot: &Slot) {
     let spare = slot.lock().await.take();
     if let Some(spare) = spare {
-        let root = spare.reservation.root.clone();
-        if let Err(error) = spare.reservation.abort().await {
-            tracing::warn!(%error, root = %root.display(), "removing a spare environment failed");
-        }
+        discard(spare.reservation).await;
+    }
+}
+
+/// Aborts the reservation of a spare no create will take; a failure is only logged.
+pub(crate) async fn discard(reservation: Reservation) {
+    let root = reservation.root.clone();
+    if let Err(error) = reservation.abort().await {
+        tracing::warn!(%error, root = %root.display(), "removing a spare environment failed");
     }
 }
 
@@ -248,9 +253,7 @@ impl Environments {
             }),
             Err(error) => {
                 tracing::debug!(%error, root = %root.display(), "no spare environment");
-                if let Err(error) = reservation.abort().await {
-                    tracing::warn!(%error, root = %root.display(), "removing a failed spare environment failed");
-                }
+                discard(reservation).await;
                 None
             }
         }
