@@ -38,7 +38,7 @@ async fn main() {
             1
         }
     };
-    server.shutdown();
+    server.shutdown().await;
     let _ = std::fs::remove_file(&socket);
     std::process::exit(status);
 }

@@ -383,13 +383,13 @@ impl MethodGroup for Environments {
         }
     }
 
-    /// Aborts every spare environment, waiting for those being made.
-    fn stop(&self) -> futures::future::BoxFuture<'static, ()> {
+    /// Aborts every spare environment (waiting for those being made), then kills every command
+    /// still running.
+    fn shutdown(&self) -> futures::future::BoxFuture<'static, ()> {
         let spares = self.inner.spares.clone();
-        Box::pin(async move { spares.stop().await })
-    }
-
-    fn shutdown(&self) {
-        wsp_exec::kill_all_live();
+        Box::pin(async move {
+            spares.stop().await;
+            wsp_exec::kill_all_live();
+        })
     }
 }

@@ -319,18 +319,11 @@ impl Server {
         }
     }
 
-    /// Runs every group's [`MethodGroup::stop`], in the runtime, once serving has ended.
-    pub async fn stop(&self) {
+    /// Runs every method group's [`MethodGroup::shutdown`], in the runtime, once serving has
+    /// ended: whatever the groups keep or left running ends here.
+    pub async fn shutdown(&self) {
         for group in &self.state().groups {
-            group.stop().await;
-        }
-    }
-
-    /// Runs every method group's shutdown hook: whatever their work left running (nothing
-    /// should be, after a drain) ends here. For a process that is about to exit.
-    pub fn shutdown(&self) {
-        for group in &self.state().groups {
-            group.shutdown();
+            group.shutdown().await;
         }
     }
 

@@ -150,17 +150,14 @@ pub trait MethodGroup: Send + Sync + 'static {
     /// and [`Server::serve_listeners`](crate::Server::serve_listeners)).
     fn start(&self) {}
 
-    /// Ends, inside the runtime, what the group keeps beside its requests (environments made
-    /// ahead, say) once the server has stopped serving: after the drain, before
-    /// [`MethodGroup::shutdown`] (called by [`Server::run_stdio`](crate::Server::run_stdio) and
-    /// [`Server::run_listeners`](crate::Server::run_listeners)). It must not wait for long.
-    fn stop(&self) -> futures::future::BoxFuture<'static, ()> {
+    /// Ends, inside the runtime, whatever the group keeps or left running beside its requests
+    /// (environments made ahead, commands a drain gave up on) once the server has stopped
+    /// serving, after the drain (called by [`Server::run_stdio`](crate::Server::run_stdio) and
+    /// [`Server::run_listeners`](crate::Server::run_listeners); a server run another way calls
+    /// [`Server::shutdown`](crate::Server::shutdown) itself). It must not wait for long.
+    fn shutdown(&self) -> futures::future::BoxFuture<'static, ()> {
         Box::pin(std::future::ready(()))
     }
-
-    /// Ends what the group's work left running once the server has stopped serving (called
-    /// by [`Server::run_stdio`](crate::Server::run_stdio)); it must not block for long.
-    fn shutdown(&self) {}
 }
 
 /// The framework's facts: its own, and WSP's required ones as a server that runs no commands

@@ -57,8 +57,7 @@ impl Server {
         })
     }
 
-    /// Runs `serve` on a current-thread runtime of its own, then the stop hooks in it, then the
-    /// shutdown hooks.
+    /// Runs `serve` on a current-thread runtime of its own, then the shutdown hooks in it.
     fn run_to_completion(&self, serve: impl Future<Output = ExitStatus>) -> ExitStatus {
         let runtime = match tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -73,10 +72,9 @@ impl Server {
         };
         let status = runtime.block_on(async {
             let status = serve.await;
-            self.stop().await;
+            self.shutdown().await;
             status
         });
-        self.shutdown();
         // A stdin that is not a pipe is read on the blocking pool, whose thread may still be
         // blocked in read(2); don't wait for it.
         runtime.shutdown_background();
