@@ -2,17 +2,18 @@
 //! else by reserving, provisioning, installing and committing.
 
 use serde_json::Value;
-use wsp_backend::{BackendError, BoxBackend, ProvisionRequest, RelabelRequest};
+use wsp_backend::{BackendError, BoxBackend, ProvisionRequest};
 use wsp_backend::{ResolveRequest, ResolvedInterpreter};
 use wsp_middleware::Notifier;
 use wsp_protocol::{results::EnvironmentChange, CreateParams, EnvironmentDetails};
 
 use super::failure::{backend_error, store_error};
+use super::from_spare::FromSpare;
 use super::handlers::{details, Answer};
 use super::install::Packages;
 use super::progress::{Progress, Span};
 use super::reuse::{Reuse, REUSED};
-use super::spares::{Spare, SpareKey};
+use super::spares::SpareKey;
 use super::Environments;
 use crate::store::{CommitFacts, EnvironmentRecord, ReuseTurn};
 
@@ -78,8 +79,46 @@ impl Environments {
                 .create_fresh(fresh, params, reuse_key, resolving, (false, progress))
                 .await;
         }
-        // A spare is found by its interpreter, so that is resolved first; the sweep every
-        // create makes runs beside all that comes before the commit.
+        let with = (backend_name.as_str(), backend);
+        let reused = reuse_key.as_ref().map(|(key, _turn)| key.clone());
+        // The spare an earlier create of this request resolved to is taken at once, and
+        // committed while the request is resolved again to confirm it.
+        let guessed = match self.name_is_free(&params.name).await {
+            true => {
+                let spares = &self.inner.spares;
+                spares.take_guessed(&backend_name, python_version).await
+            }
+            false => None,
+        };
+        if let Some((key, spare)) = guessed {
+            let taken = (&key, spare);
+            let request = (&params, reused.clone());
+            let from_spare = self
+                .create_from_spare(with, taken, request, (resolving, false), progress)
+                .await;
+            let resolved = match from_spare {
+                FromSpare::Done(created) => {
+                    if created.is_ok() {
+                        self.refill_spare(key, python_version);
+                    }
+                    return created;
+                }
+                FromSpare::NotUsed(resolved) => resolved,
+            };
+            let key = match &resolved {
+                Ok(Some(interpreter)) => Some(SpareKey::new(&backend_name, interpreter)),
+                _ => None,
+            };
+            let resolving = std::future::ready(resolved);
+            let fresh = self.create_fresh(with, params, reuse_key, resolving, (true, progress));
+            let created = fresh.await;
+            if let (Ok(_), Some(key)) = (&created, key) {
+                self.refill_spare(key, python_version);
+            }
+            return created;
+        }
+        // Otherwise a spare is found by its interpreter, so that is resolved first, beside
+        // the sweep.
         let finding = async {
             let resolved = resolving.await;
             let key = match &resolved {
@@ -93,23 +132,26 @@ impl Environments {
                 }
                 _ => None,
             };
-            let relabelled = match (spare, &key) {
-                (Some(spare), Some(key)) => {
-                    self.relabelled(backend, key, spare, &params.name).await
-                }
-                _ => None,
-            };
-            (resolved, key, relabelled)
+            (resolved, key, spare)
         };
         let ((), (resolved, key, spare)) = tokio::join!(self.sweep(), finding);
-        let with = (backend_name.as_str(), backend);
-        let created = match spare {
-            Some(spare) => {
-                let reused = reuse_key.as_ref().map(|(key, _turn)| key.clone());
-                self.commit_spare(with, spare, &params, reused, progress)
-                    .await
+        let resolved = match (spare, &key) {
+            (Some(spare), Some(key)) => {
+                let known = std::future::ready(resolved);
+                let request = (&params, reused);
+                let from_spare = self
+                    .create_from_spare(with, (key, spare), request, (known, true), progress)
+                    .await;
+                match from_spare {
+                    FromSpare::Done(created) => Err(created),
+                    FromSpare::NotUsed(resolved) => Ok(resolved),
+                }
             }
-            None => {
+            _ => Ok(resolved),
+        };
+        let created = match resolved {
+            Err(created) => created,
+            Ok(resolved) => {
                 let resolving = std::future::ready(resolved);
                 self.create_fresh(with, params, reuse_key, resolving, (true, progress))
                     .await
@@ -127,64 +169,6 @@ impl Environments {
             Ok(listing) => listing.iter().all(|record| record.name != name),
             Err(_) => false,
         }
-    }
-
-    /// `spare` relabelled with `name`; `None` if the backend could not (the spare is then
-    /// gone, and its key gets no more spares).
-    async fn relabelled(
-        &self,
-        backend: &BoxBackend,
-        key: &SpareKey,
-        spare: Spare,
-        name: &str,
-    ) -> Option<Spare> {
-        let root = spare.reservation.root.clone();
-        let relabel = RelabelRequest {
-            root: root.clone(),
-            name: name.to_owned(),
-        };
-        let Err(error) = backend.call(relabel).await else {
-            return Some(spare);
-        };
-        tracing::info!(%error, root = %root.display(), "a spare environment could not be renamed; creating anew");
-        self.inner.spares.refuse(key);
-        super::spares::discard(spare.reservation).await;
-        None
-    }
-
-    /// The create from `spare`, relabelled already: committed under the client's name.
-    async fn commit_spare(
-        &self,
-        (backend_name, _): (&str, &BoxBackend),
-        spare: Spare,
-        params: &CreateParams,
-        reuse_key: Option<String>,
-        progress: &Progress,
-    ) -> Answer<EnvironmentDetails> {
-        let Spare {
-            reservation,
-            provisioned,
-            description,
-        } = spare;
-        let message = format!(
-            "Provisioned Python {} with {backend_name}",
-            provisioned.python_full_version
-        );
-        progress.report(message, Some(80)).await;
-        let message = super::install::found(description.installed_packages.len());
-        progress.report(message, Some(95)).await;
-        let facts = CommitFacts {
-            python_version: params.python_version.clone(),
-            python_full_version: provisioned.python_full_version.to_string(),
-            interpreter_path: provisioned.interpreter_path,
-            extra: provisioned.extra,
-            reuse_key,
-        };
-        let record = reservation
-            .commit_as(params.name.clone(), facts)
-            .await
-            .map_err(store_error)?;
-        Ok(self.created(record, description))
     }
 
     /// The create the usual way: sweeps (unless `swept`) and reserves while `resolving`
@@ -284,7 +268,7 @@ impl Environments {
     }
 
     /// The answer of a create that committed `record`, and the change it makes known.
-    fn created(
+    pub(super) fn created(
         &self,
         record: EnvironmentRecord,
         description: wsp_backend::Description,

@@ -19,6 +19,7 @@ mod changes;
 mod create;
 mod disk_use;
 mod failure;
+mod from_spare;
 mod gc;
 mod handlers;
 mod input;

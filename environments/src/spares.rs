@@ -74,8 +74,8 @@ pub(crate) struct Spares {
 
 #[derive(Default)]
 struct State {
-    /// Oldest first.
-    slots: Vec<(SpareKey, Slot)>,
+    /// Oldest first, each with the request whose create made it.
+    slots: Vec<(SpareKey, VersionRequest, Slot)>,
     /// Backends that cannot relabel, and keys whose spare could not be relabelled.
     refused_backends: HashSet<String>,
     refused_keys: Vec<SpareKey>,
@@ -107,11 +107,32 @@ impl Spares {
     pub(crate) async fn take(&self, key: &SpareKey) -> Option<Spare> {
         let slot = {
             let mut state = self.state();
-            let at = state.slots.iter().position(|(k, _)| k == key)?;
-            state.slots.remove(at).1
+            let at = state.slots.iter().position(|(k, _, _)| k == key)?;
+            state.slots.remove(at).2
         };
         let spare = slot.lock().await.take();
         spare
+    }
+
+    /// Takes the spare a create of `backend` and `request` made last, with its key, before
+    /// the request is resolved: the taker commits it only if the request still resolves to
+    /// that key's interpreter.
+    pub(crate) async fn take_guessed(
+        &self,
+        backend: &str,
+        request: VersionRequest,
+    ) -> Option<(SpareKey, Spare)> {
+        let (key, slot) = {
+            let mut state = self.state();
+            let at = state
+                .slots
+                .iter()
+                .position(|(k, r, _)| k.backend == backend && *r == request)?;
+            let (key, _, slot) = state.slots.remove(at);
+            (key, slot)
+        };
+        let spare = slot.lock().await.take()?;
+        Some((key, spare))
     }
 
     /// Never makes spares for `key` again (its spare could not be relabelled).
@@ -126,7 +147,7 @@ impl Spares {
             self.closed.store(true, Ordering::Release);
             std::mem::take(&mut state.slots)
         };
-        for (_, slot) in slots {
+        for (_, _, slot) in slots {
             abort(&slot).await;
         }
     }
@@ -166,13 +187,15 @@ impl Environments {
             let closed = spares.closed.load(Ordering::Acquire);
             if closed
                 || state.refused_keys.contains(&key)
-                || state.slots.iter().any(|(k, _)| *k == key)
+                || state.slots.iter().any(|(k, _, _)| *k == key)
             {
                 return;
             }
-            state.slots.push((key.clone(), slot.clone()));
+            state
+                .slots
+                .push((key.clone(), python_version, slot.clone()));
             match state.slots.len() > MAX_SPARES {
-                true => Some(state.slots.remove(0).1),
+                true => Some(state.slots.remove(0).2),
                 false => None,
             }
         };
@@ -201,7 +224,7 @@ impl Environments {
             }
             None => {
                 let mut state = self.inner.spares.state();
-                state.slots.retain(|(_, s)| !Arc::ptr_eq(s, &slot));
+                state.slots.retain(|(_, _, s)| !Arc::ptr_eq(s, &slot));
             }
         }
         drop(guard);

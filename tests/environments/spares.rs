@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::ChildStderr;
 
-use crate::support::Server;
+use crate::support::{error_code, without_managed_pythons, Server};
 
 const READY: &str = "a spare environment is ready";
 
@@ -26,7 +26,11 @@ struct Logged {
 
 impl Logged {
     fn start(state: &Path, extra: &[&str]) -> Logged {
-        let mut server = Server::start_in(state, extra);
+        Logged::start_with_env(state, extra, &[])
+    }
+
+    fn start_with_env(state: &Path, extra: &[&str], env: &[(&str, &str)]) -> Logged {
+        let mut server = Server::start_with_env(state, extra, env);
         let stderr = server.child.stderr.take().expect("stderr");
         Logged {
             server,
@@ -284,6 +288,59 @@ async fn another_interpreter_or_an_unusable_spare_gets_a_create_of_its_own() {
     );
     server.finish().await;
     assert_eq!(entries(&state.join("environments")).len(), 4);
+}
+
+/// A create takes the spare of the last create of its request before it resolves the request
+/// again; when the request no longer resolves to that spare's interpreter, the spare is
+/// removed and the create answers as it would without it.
+#[tokio::test]
+async fn a_spare_taken_for_a_request_that_no_longer_resolves_to_it_is_removed() {
+    let temp = tempfile::tempdir().unwrap();
+    let state = temp.path().join("state");
+    let pyenv = std::env::var("PYENV_ROOT").unwrap_or_else(|_| "/root/.pyenv".to_owned());
+    let real = std::fs::canonicalize(Path::new(&pyenv).join("versions"))
+        .ok()
+        .and_then(|versions| std::fs::read_dir(versions).ok())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .find(|path| {
+            path.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("3.12."))
+        })
+        .expect("a pyenv Python 3.12");
+    let versions = temp.path().join("pyenv").join("versions");
+    std::fs::create_dir_all(&versions).unwrap();
+    let linked = versions.join(real.file_name().unwrap());
+    std::os::unix::fs::symlink(&real, &linked).unwrap();
+    let mut env = without_managed_pythons(&temp.path().join("empty"));
+    let root = temp.path().join("pyenv").display().to_string();
+    env.retain(|(name, _)| *name != "PYENV_ROOT");
+    env.push(("PYENV_ROOT", root));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut server = Logged::start_with_env(&state, &[], &env);
+    server.server.initialize().await;
+    server.create(1, "a", "3.12").await;
+    let spare = server.next_spare().await;
+
+    std::fs::remove_file(&linked).unwrap();
+    let params = json!({"name": "b", "python_version": "3.12"});
+    let unresolved = server.server.call(2, "environment/create", params).await;
+    assert_eq!(error_code(&unresolved), -31003, "{unresolved}");
+    assert!(!state.join("environments").join(&spare).exists());
+    assert_eq!(reservations(&state), json!([]));
+
+    std::os::unix::fs::symlink(&real, &linked).unwrap();
+    let made = server.create(3, "b", "3.12").await;
+    assert_ne!(made["id"], spare);
+    let listed = server.server.call(4, "environment/list", json!(null)).await;
+    assert_eq!(
+        listed["result"].as_array().map(Vec::len),
+        Some(2),
+        "{listed}"
+    );
+    server.finish().await;
 }
 
 #[tokio::test]

@@ -57,7 +57,7 @@ pub use record::{
     is_environment_id, new_environment_id, CommitFacts, EnvironmentRecord, ID_PREFIX,
 };
 pub use removal::{Leftover, Removal, UseGuard};
-pub use reservation::Reservation;
+pub use reservation::{Reservation, StagedCommit};
 pub use reuse::{is_reuse_key, ReuseTurn};
 pub use sweep::SweepReport;
 pub(crate) use wait::acquire as acquire_lock;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::error::StoreError;
-use super::index::{Durability, Index, IndexWriter, ReservationEntry, Space};
+use super::index::{Durability, Index, IndexWriter, ReservationEntry, Space, StagedIndex};
 use super::layout::{remove_path, rename_if_present, Layout};
 use super::lock::{LockMode, PathLock};
 use super::record::{new_environment_id, now_unix_ms, CommitFacts, EnvironmentRecord};
@@ -61,6 +61,20 @@ impl Reservation {
         run_blocking(move || pending.commit(Some(name), facts)).await
     }
 
+    /// [`commit_as`](Reservation::commit_as) in two steps, for a caller with work of its own
+    /// to overlap with the slow part of a commit: this one takes the index lock, checks the
+    /// name and writes and fsyncs the new index beside the current one; nothing is visible
+    /// until [`StagedCommit::publish`]. The index lock is held until then, so finish the
+    /// staged commit soon. On failure the reservation is aborted, as `commit_as` aborts it.
+    pub async fn stage_commit_as(
+        mut self,
+        name: String,
+        facts: CommitFacts,
+    ) -> Result<StagedCommit, StoreError> {
+        let pending = self.take_pending()?;
+        run_blocking(move || pending.stage(name, facts)).await
+    }
+
     /// Deletes the root and forgets the reservation; the index ends as it was before
     /// [`reserve`](super::Store::reserve). An error after the index was restored means only
     /// that some files could not be deleted yet: they wait in the trash for a later sweep.
@@ -70,13 +84,78 @@ impl Reservation {
     }
 
     fn take_pending(&mut self) -> Result<Pending, StoreError> {
-        self.pending.take().ok_or_else(|| {
-            StoreError::io(
-                format!("finishing reservation {}", self.id),
-                std::io::Error::other("the reservation is already finished"),
-            )
-        })
+        self.pending.take().ok_or_else(|| finished(&self.id))
     }
+}
+
+/// A commit written beside the index and holding the index lock: see
+/// [`Reservation::stage_commit_as`]. Dropped unpublished, it aborts the reservation in the
+/// background, as a dropped [`Reservation`] does.
+#[derive(Debug)]
+pub struct StagedCommit {
+    record: EnvironmentRecord,
+    /// Both are `Some` until the commit is published or aborted.
+    staged: Option<(StagedIndex, Pending)>,
+}
+
+impl StagedCommit {
+    /// Makes the staged commit everyone's (the rename of the index and the fsync of its
+    /// directory), and releases the index lock. If the rename fails, the reservation is
+    /// aborted.
+    pub async fn publish(mut self) -> Result<EnvironmentRecord, StoreError> {
+        let Some((staged, mut pending)) = self.staged.take() else {
+            return Err(finished(&self.record.id));
+        };
+        let record = self.record.clone();
+        run_blocking(move || {
+            // On error `pending` is dropped after the staged index let go of the lock: it aborts.
+            staged.publish(&pending.layout)?;
+            reserve::ensure(&pending.layout);
+            if let Some(owner) = pending.owner.take() {
+                discard_lock(owner);
+            }
+            Ok(record)
+        })
+        .await
+    }
+
+    /// Drops the staged index (releasing the index lock), then aborts the reservation.
+    pub async fn abort(mut self) -> Result<(), StoreError> {
+        let Some((staged, mut pending)) = self.staged.take() else {
+            return Err(finished(&self.record.id));
+        };
+        run_blocking(move || {
+            drop(staged);
+            pending.abort()
+        })
+        .await
+    }
+}
+
+impl Drop for StagedCommit {
+    fn drop(&mut self) {
+        let Some((staged, pending)) = self.staged.take() else {
+            return;
+        };
+        // The lock goes first: the abort takes it again.
+        let finish = move || {
+            drop(staged);
+            drop(pending);
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn_blocking(finish);
+            }
+            Err(_) => finish(),
+        }
+    }
+}
+
+fn finished(id: &str) -> StoreError {
+    StoreError::io(
+        format!("finishing reservation {id}"),
+        std::io::Error::other("the reservation is already finished"),
+    )
 }
 
 impl Drop for Reservation {
@@ -227,14 +306,41 @@ impl Pending {
         Ok(record)
     }
 
+    /// [`Reservation::stage_commit_as`]'s first step; on error `self` is dropped after the
+    /// index lock was released, which aborts.
+    fn stage(self, name: String, facts: CommitFacts) -> Result<StagedCommit, StoreError> {
+        let writer = IndexWriter::lock(&self.layout)?;
+        let (index, record) = self.committed_index(&writer, Some(name), facts)?;
+        let staged = writer.stage(index, Durability::Durable, Space::Takes)?;
+        Ok(StagedCommit {
+            record,
+            staged: Some((staged, self)),
+        })
+    }
+
     fn write_record(
         &self,
         name: Option<String>,
         facts: CommitFacts,
     ) -> Result<EnvironmentRecord, StoreError> {
+        let writer = IndexWriter::lock(&self.layout)?;
+        let (index, record) = self.committed_index(&writer, name, facts)?;
+        writer.write(&index, Durability::Durable, Space::Takes)?;
+        // The reserve must keep up with the index it may have to hold.
+        reserve::ensure(&self.layout);
+        Ok(record)
+    }
+
+    /// The index with this reservation committed under `name` (else its own name), read
+    /// and checked under `writer`'s lock, and the new record.
+    fn committed_index(
+        &self,
+        writer: &IndexWriter<'_>,
+        name: Option<String>,
+        facts: CommitFacts,
+    ) -> Result<(Index, EnvironmentRecord), StoreError> {
         let layout = &self.layout;
         let id = &self.entry.id;
-        let writer = IndexWriter::lock(layout)?;
         let mut index = writer.read()?;
         let position = index
             .reservations
@@ -269,10 +375,7 @@ impl Pending {
             reuse_key: facts.reuse_key,
         };
         index.environments.push(record.clone());
-        writer.write(&index, Durability::Durable, Space::Takes)?;
-        // The reserve must keep up with the index it may have to hold.
-        reserve::ensure(layout);
-        Ok(record)
+        Ok((index, record))
     }
 
     /// Aborts: moves the root to the trash, forgets the reservation, then deletes the root.

@@ -11,4 +11,5 @@ mod store_full_disk;
 mod store_hostile;
 mod store_mode;
 mod store_processes;
+mod store_staged;
 mod store_sweep;
