@@ -5,6 +5,8 @@
 
 use std::future::Future;
 
+use futures::FutureExt;
+
 use wsp_backend::{BackendError, BoxBackend, RelabelRequest, ResolvedInterpreter};
 use wsp_protocol::{CreateParams, EnvironmentDetails};
 
@@ -59,13 +61,10 @@ impl Environments {
             root: root.clone(),
             name: params.name.clone(),
         };
-        let staging = async {
-            if !swept {
-                self.sweep().await;
-            }
-            reservation
-                .stage_commit_as(params.name.clone(), facts)
-                .await
+        let name = params.name.clone();
+        let staging = match swept {
+            true => reservation.stage_commit_as(name, facts).boxed(),
+            false => reservation.sweep_then_stage_commit_as(name, facts).boxed(),
         };
         let (resolved, staged, relabelled) =
             tokio::join!(resolving, staging, backend.call(relabel));

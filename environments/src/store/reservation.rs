@@ -75,6 +75,24 @@ impl Reservation {
         run_blocking(move || pending.stage(name, facts)).await
     }
 
+    /// [`Store::sweep`](super::Store::sweep) (a failure is only logged), then
+    /// [`stage_commit_as`](Reservation::stage_commit_as), in one go on the blocking pool.
+    pub async fn sweep_then_stage_commit_as(
+        mut self,
+        name: String,
+        facts: CommitFacts,
+    ) -> Result<StagedCommit, StoreError> {
+        let pending = self.take_pending()?;
+        pending.layout.deletions.idle().await;
+        run_blocking(move || {
+            if let Err(error) = super::sweep::sweep(&pending.layout) {
+                tracing::warn!(%error, "sweeping the state directory failed");
+            }
+            pending.stage(name, facts)
+        })
+        .await
+    }
+
     /// Deletes the root and forgets the reservation; the index ends as it was before
     /// [`reserve`](super::Store::reserve). An error after the index was restored means only
     /// that some files could not be deleted yet: they wait in the trash for a later sweep.
