@@ -38,6 +38,18 @@ impl QueryCache {
         }
     }
 
+    /// The answer held in memory for `path` as it is now (`stamp`), if one settled.
+    pub(crate) fn settled(&self, path: &Path, stamp: &FileStamp) -> Option<Outcome> {
+        let cells = self
+            .cells
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        match cells.get(path) {
+            Some((cached, cell)) if cached == stamp => cell.get().cloned(),
+            _ => None,
+        }
+    }
+
     /// The answer for `path` as it is now (`stamp`), from memory, from disk, or by running
     /// `query` — at most once per stamp unless it fails in a passing way.
     pub(crate) async fn get_or_query<F, Fut>(

@@ -1,24 +1,19 @@
 //! The inventory: every interpreter on this machine, the versions they offer, and the choice of
 //! one for a [`VersionRequest`]. Queries go through one cache per inventory.
 
-use std::cmp::Reverse;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
-
 use super::cache::QueryCache;
+use super::choose::{self, Answers, NeedsQuery};
 use super::config::InventoryConfig;
 use super::discovery::{Discovery, Found};
 use super::files::FileStamp;
 use super::query::{self, Queried, QueryError};
 use super::shim::{inspect, Inspection};
-use super::{Candidate, InterpreterInfo, PythonVersion, Source, VersionRequest};
-
-/// How many interpreters are queried at once when several must be.
-const PARALLEL_QUERIES: usize = 4;
+use super::{Candidate, InterpreterInfo, PythonVersion, VersionRequest};
 
 /// Why a version request could not be satisfied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -90,13 +85,6 @@ struct Inner {
     queries: AtomicU64,
 }
 
-/// A candidate whose version is known, from files or from a query.
-struct Ranked {
-    found: Found,
-    version: PythonVersion,
-    order: usize,
-}
-
 impl Inventory {
     /// An inventory over `config`, with the default query timeout (10 s).
     pub fn new(config: InventoryConfig) -> Self {
@@ -142,15 +130,9 @@ impl Inventory {
     /// (once; the answer is cached); one that doesn't answer as a final release is left out.
     pub async fn available(&self) -> Vec<Available> {
         let found = self.discover().await;
-        let mut ranked = self.rank(found, |_| true).await;
-        ranked.sort_by_key(|r| {
-            (
-                Reverse(r.version),
-                r.found.candidate.source.preference(),
-                r.order,
-            )
-        });
+        let ranked = choose::rank(found, |_| true, Answers::Queried(self)).await;
         ranked
+            .unwrap_or_default()
             .into_iter()
             .map(|ranked| Available {
                 candidate: ranked.found.candidate,
@@ -180,59 +162,36 @@ impl Inventory {
             .map(|resolved| resolved.info)
     }
 
-    /// The newest version matching `request` (`X.Y`: newest `X.Y.*`; `X.Y.Z`: exactly that),
-    /// among equal versions the preferred [`Source`]; the chosen interpreter is queried and, if
-    /// that fails or it turns out to be another version, the next one is tried.
+    /// The newest version matching `request` (`X.Y`: newest `X.Y.*`; `X.Y.Z`: exactly that), among
+    /// equal versions the preferred [`Source`](crate::Source); the chosen interpreter is
+    /// queried and, if that fails or it turns out to be another version, the next one is
+    /// tried. When every answer needed is cached already, discovery and the choice take one
+    /// trip to the blocking pool and run no interpreter.
     pub async fn resolve_detailed(
         &self,
         request: &VersionRequest,
     ) -> Result<Resolved, ResolveError> {
-        let found = self.discover().await;
-        let best_known_source = found
-            .iter()
-            .filter(|f| f.candidate.version.is_some_and(|v| request.matches(&v)))
-            .map(|f| f.candidate.source.preference())
-            .min();
-        let worth_querying = |f: &Found| match request {
-            // Another interpreter of the same exact version only matters if its source is
-            // preferred.
-            VersionRequest::Exact(_) => {
-                best_known_source.is_none_or(|best| f.candidate.source.preference() < best)
+        let inventory = self.clone();
+        let wanted = *request;
+        let at_once = tokio::task::spawn_blocking(move || {
+            let found = inventory.inner.discovery.run();
+            let cached = choose::choose(found.clone(), &wanted, Answers::Cached(&inventory));
+            match futures::executor::block_on(cached) {
+                Ok(Some(resolved)) => Ok(resolved),
+                Ok(None) | Err(NeedsQuery) => Err(found),
             }
-            // It could be a newer patch.
-            VersionRequest::MajorMinor { .. } => true,
-        } && f.hint.admits(request);
-        let mut ranked: Vec<Ranked> = self
-            .rank(found, worth_querying)
-            .await
-            .into_iter()
-            .filter(|ranked| request.matches(&ranked.version))
-            .collect();
-        ranked.sort_by_key(|r| {
-            (
-                Reverse(r.version),
-                r.found.candidate.source.preference(),
-                r.order,
-            )
-        });
-        for Ranked { found, version, .. } in ranked {
-            let candidate = found.candidate;
-            match self.answer(&candidate.executable).await {
-                Ok(answer) if answer.is_final() && request.matches(&answer.info.version) => {
-                    return Ok(Resolved {
-                        candidate,
-                        info: answer.info,
-                    });
-                }
-                Ok(answer) => tracing::debug!(
-                    executable = %candidate.executable.display(),
-                    expected = %version,
-                    answered = %answer.info.version,
-                    release_level = %answer.release_level,
-                    "interpreter is not the version its files suggest; skipped"
-                ),
-                Err(error) => report_failure(&candidate, &error),
+        })
+        .await;
+        let found = match at_once {
+            Ok(Ok(resolved)) => return Ok(resolved),
+            Ok(Err(found)) => found,
+            Err(error) => {
+                tracing::warn!(%error, "interpreter discovery did not finish");
+                Vec::new()
             }
+        };
+        if let Ok(Some(resolved)) = choose::choose(found, request, Answers::Queried(self)).await {
+            return Ok(resolved);
         }
         let available = self
             .available_versions()
@@ -252,7 +211,20 @@ impl Inventory {
         self.answer(executable).await.map(|answer| answer.info)
     }
 
-    async fn answer(&self, executable: &Path) -> Result<Queried, QueryError> {
+    /// What the cache holds for `executable` as its file is now, if anything; a path that
+    /// can't be examined has no cached answer. Blocking.
+    pub(crate) fn cached_answer(&self, executable: &Path) -> Option<Result<Queried, QueryError>> {
+        let path = std::path::absolute(executable).ok()?;
+        let stamp = FileStamp::of(&path).ok()?;
+        let config = &self.inner.config;
+        if config.in_pyenv_shims(&path) || config.in_pyenv_shims(&stamp.real_path) {
+            return None;
+        }
+        // Only an interpreter found not to be a shim was ever asked: no need to look again.
+        self.inner.cache.settled(&path, &stamp)
+    }
+
+    pub(crate) async fn answer(&self, executable: &Path) -> Result<Queried, QueryError> {
         let inaccessible = |message: String| QueryError::Inaccessible {
             path: executable.to_path_buf(),
             message,
@@ -292,53 +264,5 @@ impl Inventory {
                 Vec::new()
             }
         }
-    }
-
-    /// The candidates with a known version: those whose files tell it, and those that pass
-    /// `worth_querying` and answer a query as a final release. Discovery order is kept.
-    async fn rank(
-        &self,
-        found: Vec<Found>,
-        worth_querying: impl Fn(&Found) -> bool,
-    ) -> Vec<Ranked> {
-        let candidates = found
-            .into_iter()
-            .enumerate()
-            .filter(|(_, f)| f.candidate.version.is_some() || worth_querying(f));
-        futures::stream::iter(candidates)
-            .map(|(order, found)| async move {
-                if let Some(version) = found.candidate.version {
-                    return Some(Ranked {
-                        found,
-                        version,
-                        order,
-                    });
-                }
-                match self.answer(&found.candidate.executable).await {
-                    Ok(answer) if answer.is_final() => Some(Ranked {
-                        version: answer.info.version,
-                        found,
-                        order,
-                    }),
-                    Ok(_) => None,
-                    Err(error) => {
-                        report_failure(&found.candidate, &error);
-                        None
-                    }
-                }
-            })
-            .buffered(PARALLEL_QUERIES)
-            .filter_map(std::future::ready)
-            .collect()
-            .await
-    }
-}
-
-/// A candidate that can't be queried is skipped: loudly when the user named it.
-fn report_failure(candidate: &Candidate, error: &QueryError) {
-    if candidate.source == Source::Configured {
-        tracing::warn!(%error, "configured interpreter skipped");
-    } else {
-        tracing::debug!(source = %candidate.source, %error, "interpreter skipped");
     }
 }

@@ -80,6 +80,7 @@
 #![warn(missing_docs)]
 
 mod cache;
+mod choose;
 mod config;
 mod discovery;
 mod files;

@@ -67,6 +67,36 @@ async fn a_changed_file_is_queried_again() {
     assert_eq!(fs::read_to_string(&marker).unwrap().lines().count(), 2);
 }
 
+/// A resolve answered from the cache alone (discovery and the choice in one blocking step)
+/// still stats the chosen file: a changed interpreter is queried again.
+#[tokio::test]
+async fn a_resolve_from_the_cache_sees_a_changed_interpreter() {
+    let Some((real, version)) = real_interpreter(3, 12) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("pyenv");
+    let marker = tmp.path().join("ran");
+    let interpreter = root
+        .join("versions")
+        .join(version.to_string())
+        .join("bin/python3.12");
+    wrapper(&interpreter, &marker, &real);
+    let inventory = Inventory::new(pyenv_only(&root));
+    let first = inventory.resolve(&v("3.12")).await.unwrap();
+    assert_eq!(first.version, version);
+    assert_eq!(inventory.resolve(&v("3.12")).await.unwrap(), first);
+    assert_eq!(inventory.query_count(), 1);
+
+    let file = fs::File::options().write(true).open(&interpreter).unwrap();
+    file.set_modified(SystemTime::now() - Duration::from_secs(3600))
+        .unwrap();
+    drop(file);
+    assert_eq!(inventory.resolve(&v("3.12")).await.unwrap(), first);
+    assert_eq!(inventory.query_count(), 2);
+    assert_eq!(fs::read_to_string(&marker).unwrap().lines().count(), 2);
+}
+
 #[tokio::test]
 async fn the_disk_cache_serves_a_new_inventory() {
     let Some((real, _)) = real_interpreter(3, 12) else {
