@@ -41,6 +41,7 @@ mod reservation;
 mod reserve;
 mod reuse;
 mod sandboxed;
+mod staged_commit;
 mod stored;
 mod sweep;
 mod wait;
@@ -57,8 +58,9 @@ pub use record::{
     is_environment_id, new_environment_id, CommitFacts, EnvironmentRecord, ID_PREFIX,
 };
 pub use removal::{Leftover, Removal, UseGuard};
-pub use reservation::{Reservation, StagedCommit};
+pub use reservation::Reservation;
 pub use reuse::{is_reuse_key, ReuseTurn};
+pub use staged_commit::StagedCommit;
 pub use sweep::SweepReport;
 pub(crate) use wait::acquire as acquire_lock;
 

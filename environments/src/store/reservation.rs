@@ -10,12 +10,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::error::StoreError;
-use super::index::{Durability, Index, IndexWriter, ReservationEntry, Space, StagedIndex};
+use super::index::{Durability, Index, IndexWriter, ReservationEntry, Space};
 use super::layout::{remove_path, rename_if_present, Layout};
 use super::lock::{LockMode, PathLock};
 use super::record::{new_environment_id, now_unix_ms, CommitFacts, EnvironmentRecord};
 use super::reserve;
 use super::run_blocking;
+use super::staged_commit::{finished, StagedCommit};
+use super::sweep;
 
 /// An environment being provisioned: its name is taken and its root exists and is empty.
 ///
@@ -72,11 +74,14 @@ impl Reservation {
         facts: CommitFacts,
     ) -> Result<StagedCommit, StoreError> {
         let pending = self.take_pending()?;
-        run_blocking(move || pending.stage(name, facts)).await
+        run_blocking(move || pending.stage(name, facts, false)).await
     }
 
-    /// [`Store::sweep`](super::Store::sweep) (a failure is only logged), then
-    /// [`stage_commit_as`](Reservation::stage_commit_as), in one go on the blocking pool.
+    /// [`Store::sweep`](super::Store::sweep) and
+    /// [`stage_commit_as`](Reservation::stage_commit_as) in one: the sweep's index-locked
+    /// part runs under the lock the staged commit then keeps, and the rest of the sweep beside
+    /// the staged commit's [`publish`](StagedCommit::publish) (or after its abort). A failed
+    /// sweep is only logged.
     pub async fn sweep_then_stage_commit_as(
         mut self,
         name: String,
@@ -84,13 +89,7 @@ impl Reservation {
     ) -> Result<StagedCommit, StoreError> {
         let pending = self.take_pending()?;
         pending.layout.deletions.idle().await;
-        run_blocking(move || {
-            if let Err(error) = super::sweep::sweep(&pending.layout) {
-                tracing::warn!(%error, "sweeping the state directory failed");
-            }
-            pending.stage(name, facts)
-        })
-        .await
+        run_blocking(move || pending.stage(name, facts, true)).await
     }
 
     /// Deletes the root and forgets the reservation; the index ends as it was before
@@ -104,76 +103,6 @@ impl Reservation {
     fn take_pending(&mut self) -> Result<Pending, StoreError> {
         self.pending.take().ok_or_else(|| finished(&self.id))
     }
-}
-
-/// A commit written beside the index and holding the index lock: see
-/// [`Reservation::stage_commit_as`]. Dropped unpublished, it aborts the reservation in the
-/// background, as a dropped [`Reservation`] does.
-#[derive(Debug)]
-pub struct StagedCommit {
-    record: EnvironmentRecord,
-    /// Both are `Some` until the commit is published or aborted.
-    staged: Option<(StagedIndex, Pending)>,
-}
-
-impl StagedCommit {
-    /// Makes the staged commit everyone's (the rename of the index and the fsync of its
-    /// directory), and releases the index lock. If the rename fails, the reservation is
-    /// aborted.
-    pub async fn publish(mut self) -> Result<EnvironmentRecord, StoreError> {
-        let Some((staged, mut pending)) = self.staged.take() else {
-            return Err(finished(&self.record.id));
-        };
-        let record = self.record.clone();
-        run_blocking(move || {
-            // On error `pending` is dropped after the staged index let go of the lock: it aborts.
-            staged.publish(&pending.layout)?;
-            reserve::ensure(&pending.layout);
-            if let Some(owner) = pending.owner.take() {
-                discard_lock(owner);
-            }
-            Ok(record)
-        })
-        .await
-    }
-
-    /// Drops the staged index (releasing the index lock), then aborts the reservation.
-    pub async fn abort(mut self) -> Result<(), StoreError> {
-        let Some((staged, mut pending)) = self.staged.take() else {
-            return Err(finished(&self.record.id));
-        };
-        run_blocking(move || {
-            drop(staged);
-            pending.abort()
-        })
-        .await
-    }
-}
-
-impl Drop for StagedCommit {
-    fn drop(&mut self) {
-        let Some((staged, pending)) = self.staged.take() else {
-            return;
-        };
-        // The lock goes first: the abort takes it again.
-        let finish = move || {
-            drop(staged);
-            drop(pending);
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn_blocking(finish);
-            }
-            Err(_) => finish(),
-        }
-    }
-}
-
-fn finished(id: &str) -> StoreError {
-    StoreError::io(
-        format!("finishing reservation {id}"),
-        std::io::Error::other("the reservation is already finished"),
-    )
 }
 
 impl Drop for Reservation {
@@ -304,10 +233,10 @@ pub(crate) fn discard_lock(owner: PathLock) {
 /// The part of a reservation that outlives the async handle: it finishes the reservation,
 /// aborting it when dropped unfinished.
 #[derive(Debug)]
-struct Pending {
-    layout: Arc<Layout>,
+pub(super) struct Pending {
+    pub(super) layout: Arc<Layout>,
     entry: ReservationEntry,
-    owner: Option<PathLock>,
+    pub(super) owner: Option<PathLock>,
 }
 
 impl Pending {
@@ -324,15 +253,31 @@ impl Pending {
         Ok(record)
     }
 
-    /// [`Reservation::stage_commit_as`]'s first step; on error `self` is dropped after the
-    /// index lock was released, which aborts.
-    fn stage(self, name: String, facts: CommitFacts) -> Result<StagedCommit, StoreError> {
+    /// [`Reservation::stage_commit_as`]'s first step, after the index-locked part of a sweep
+    /// if `sweep`; on error `self` is dropped after the index lock was released, which aborts.
+    fn stage(
+        self,
+        name: String,
+        facts: CommitFacts,
+        sweep: bool,
+    ) -> Result<StagedCommit, StoreError> {
         let writer = IndexWriter::lock(&self.layout)?;
+        let half_swept = match sweep {
+            true => match sweep::sweep_locked(&self.layout, &writer) {
+                Ok(half) => Some(half),
+                Err(error) => {
+                    tracing::warn!(%error, "sweeping the state directory failed");
+                    None
+                }
+            },
+            false => None,
+        };
         let (index, record) = self.committed_index(&writer, Some(name), facts)?;
         let staged = writer.stage(index, Durability::Durable, Space::Takes)?;
         Ok(StagedCommit {
             record,
             staged: Some((staged, self)),
+            half_swept,
         })
     }
 
@@ -397,7 +342,7 @@ impl Pending {
     }
 
     /// Aborts: moves the root to the trash, forgets the reservation, then deletes the root.
-    fn abort(&mut self) -> Result<(), StoreError> {
+    pub(super) fn abort(&mut self) -> Result<(), StoreError> {
         let Some(owner) = self.owner.take() else {
             return Ok(());
         };

@@ -35,10 +35,47 @@ pub struct SweepReport {
 /// A trash entry together with the use-lock that makes deleting it safe, if it has one.
 type GatedEntry = (PathBuf, Option<PathLock>);
 
+/// A sweep whose index-locked part is done: the rest needs no lock (see [`finish`]).
+#[derive(Debug)]
+pub(crate) struct HalfSwept {
+    report: SweepReport,
+    /// The entries moved to the trash, with their gates held.
+    gated: Vec<GatedEntry>,
+    /// The ids of committed environments.
+    committed: HashSet<String>,
+}
+
 /// Sweeps the store. Blocking.
 pub(crate) fn sweep(layout: &Layout) -> Result<SweepReport, StoreError> {
+    let writer = IndexWriter::lock(layout)?;
+    let half = sweep_locked(layout, &writer)?;
+    drop(writer);
+    finish(layout, half)
+}
+
+/// The index-locked part of a sweep, under `writer`: drops stale reservations and moves their
+/// roots and unowned environment directories to the trash. Blocking.
+pub(crate) fn sweep_locked(
+    layout: &Layout,
+    writer: &IndexWriter<'_>,
+) -> Result<HalfSwept, StoreError> {
     let mut report = SweepReport::default();
-    let (gated, committed) = move_leftovers_to_trash(layout, &mut report)?;
+    let (gated, committed) = move_leftovers_to_trash(layout, writer, &mut report)?;
+    Ok(HalfSwept {
+        report,
+        gated,
+        committed,
+    })
+}
+
+/// The rest of a sweep, without the index lock: deletes what was moved to the trash and
+/// whatever else is there, and unused lock files. Blocking.
+pub(crate) fn finish(layout: &Layout, half: HalfSwept) -> Result<SweepReport, StoreError> {
+    let HalfSwept {
+        mut report,
+        gated,
+        committed,
+    } = half;
     let mut attempted = HashSet::new();
     for (entry, gate) in gated {
         attempted.insert(entry.clone());
@@ -50,14 +87,14 @@ pub(crate) fn sweep(layout: &Layout) -> Result<SweepReport, StoreError> {
     Ok(report)
 }
 
-/// The index-locked part: drops stale reservations and moves their roots and unowned
-/// environment directories to the trash. Returns the moved entries with their gates held,
-/// and the ids of committed environments.
+/// Drops stale reservations and moves their roots and unowned environment directories to
+/// the trash, under `writer`. Returns the moved entries with their gates held, and the ids
+/// of committed environments.
 fn move_leftovers_to_trash(
     layout: &Layout,
+    writer: &IndexWriter<'_>,
     report: &mut SweepReport,
 ) -> Result<(Vec<GatedEntry>, HashSet<String>), StoreError> {
-    let writer = IndexWriter::lock(layout)?;
     let mut index = writer.read()?;
     let mut gated = Vec::new();
     let mut live = HashSet::new();
