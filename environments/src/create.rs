@@ -205,7 +205,7 @@ impl Environments {
             Err(unresolved) => Err(unresolved),
         };
         let installing = !params.packages.is_empty() || params.lock.is_some();
-        let described = match provisioned {
+        let installed = match provisioned {
             Ok(provisioned) => {
                 let message = format!(
                     "Provisioned Python {} with {}",
@@ -232,18 +232,12 @@ impl Environments {
                 } else {
                     Ok(())
                 };
-                match installed {
-                    Ok(()) => self
-                        .describe(backend, &root)
-                        .await
-                        .map(|description| (provisioned, description)),
-                    Err(e) => Err(e),
-                }
+                installed.map(|()| provisioned)
             }
             Err(e) => Err(backend_error(e)),
         };
-        let (provisioned, description) = match described {
-            Ok(both) => both,
+        let provisioned = match installed {
+            Ok(provisioned) => provisioned,
             Err(e) => {
                 if let Err(abort) = reservation.abort().await {
                     tracing::warn!(error = %abort, root = %root.display(), "removing a failed environment failed");
@@ -251,18 +245,29 @@ impl Environments {
                 return Err(e);
             }
         };
+        // The environment is described while its commit is staged (the new index written
+        // and fsynced); the commit is published only once the description is in hand.
+        let staging = reservation.stage_commit(CommitFacts {
+            python_version: params.python_version,
+            python_full_version: provisioned.python_full_version.to_string(),
+            interpreter_path: provisioned.interpreter_path,
+            extra: provisioned.extra,
+            reuse_key: reuse_key.as_ref().map(|(key, _turn)| key.clone()),
+        });
+        let (staged, described) = tokio::join!(staging, self.describe(backend, &root));
+        let staged = staged.map_err(store_error)?;
+        let description = match described {
+            Ok(description) => description,
+            Err(e) => {
+                if let Err(abort) = staged.abort().await {
+                    tracing::warn!(error = %abort, root = %root.display(), "removing a failed environment failed");
+                }
+                return Err(e);
+            }
+        };
         let message = super::install::found(description.installed_packages.len());
         progress.report(message, Some(95)).await;
-        let record = reservation
-            .commit(CommitFacts {
-                python_version: params.python_version,
-                python_full_version: provisioned.python_full_version.to_string(),
-                interpreter_path: provisioned.interpreter_path,
-                extra: provisioned.extra,
-                reuse_key: reuse_key.as_ref().map(|(key, _turn)| key.clone()),
-            })
-            .await
-            .map_err(store_error)?;
+        let record = staged.publish().await.map_err(store_error)?;
         drop(reuse_key);
         Ok(self.created(record, description))
     }

@@ -74,7 +74,14 @@ impl Reservation {
         facts: CommitFacts,
     ) -> Result<StagedCommit, StoreError> {
         let pending = self.take_pending()?;
-        run_blocking(move || pending.stage(name, facts, false)).await
+        run_blocking(move || pending.stage(Some(name), facts, false)).await
+    }
+
+    /// [`commit`](Reservation::commit) in two steps, as
+    /// [`stage_commit_as`](Reservation::stage_commit_as) does it, under the reserved name.
+    pub async fn stage_commit(mut self, facts: CommitFacts) -> Result<StagedCommit, StoreError> {
+        let pending = self.take_pending()?;
+        run_blocking(move || pending.stage(None, facts, false)).await
     }
 
     /// [`Store::sweep`](super::Store::sweep) and
@@ -89,7 +96,7 @@ impl Reservation {
     ) -> Result<StagedCommit, StoreError> {
         let pending = self.take_pending()?;
         pending.layout.deletions.idle().await;
-        run_blocking(move || pending.stage(name, facts, true)).await
+        run_blocking(move || pending.stage(Some(name), facts, true)).await
     }
 
     /// Deletes the root and forgets the reservation; the index ends as it was before
@@ -257,7 +264,7 @@ impl Pending {
     /// if `sweep`; on error `self` is dropped after the index lock was released, which aborts.
     fn stage(
         self,
-        name: String,
+        name: Option<String>,
         facts: CommitFacts,
         sweep: bool,
     ) -> Result<StagedCommit, StoreError> {
@@ -272,7 +279,7 @@ impl Pending {
             },
             false => None,
         };
-        let (index, record) = self.committed_index(&writer, Some(name), facts)?;
+        let (index, record) = self.committed_index(&writer, name, facts)?;
         let staged = writer.stage(index, Durability::Durable, Space::Takes)?;
         Ok(StagedCommit {
             record,
