@@ -1,6 +1,8 @@
 //! `environment/create`: from a spare environment when one fits (see [`crate::spares`]),
 //! else by reserving, provisioning, installing and committing.
 
+use std::path::Path;
+
 use serde_json::Value;
 use wsp_backend::{BackendError, BoxBackend, ProvisionRequest};
 use wsp_backend::{ResolveRequest, ResolvedInterpreter};
@@ -72,8 +74,7 @@ impl Environments {
                 None => backend.call(ResolveRequest { python_version }).await,
             }
         };
-        let installing = !params.packages.is_empty() || params.lock.is_some();
-        if installing || !self.inner.spares.may_serve(&backend_name) {
+        if !self.inner.spares.may_serve(&backend_name) {
             let fresh = (backend_name.as_str(), backend);
             return self
                 .create_fresh(fresh, params, reuse_key, resolving, (false, progress))
@@ -213,26 +214,9 @@ impl Environments {
                 );
                 let done = if installing { 20 } else { 80 };
                 progress.report(message, Some(done)).await;
-                let packages = Packages {
-                    packages: params.packages,
-                    source: &params.source,
-                    upgrade: false,
-                };
-                let span = Span {
-                    start: 20,
-                    span: 70,
-                };
                 let target = (root.as_path(), reservation.id.as_str());
-                let installed = if let Some(lock) = params.lock {
-                    self.install_lock_into(backend, target, lock, &params.source, progress, span)
-                        .await
-                } else if installing {
-                    self.install_into(backend, &root, &reservation.id, packages, progress, span)
-                        .await
-                } else {
-                    Ok(())
-                };
-                installed.map(|()| provisioned)
+                let installed = self.install_requested(backend, target, &params, progress);
+                installed.await.map(|()| provisioned)
             }
             Err(e) => Err(backend_error(e)),
         };
@@ -270,6 +254,37 @@ impl Environments {
         let record = staged.publish().await.map_err(store_error)?;
         drop(reuse_key);
         Ok(self.created(record, description))
+    }
+
+    /// Installs what a create's `params` ask for (its packages or its lock), if anything, into
+    /// the environment at `root`, reserved as `id`.
+    pub(super) async fn install_requested(
+        &self,
+        backend: &BoxBackend,
+        (root, id): (&Path, &str),
+        params: &CreateParams,
+        progress: &Progress,
+    ) -> Answer<()> {
+        let span = Span {
+            start: 20,
+            span: 70,
+        };
+        if let Some(lock) = &params.lock {
+            let (lock, source) = (lock.clone(), &params.source);
+            return self
+                .install_lock_into(backend, (root, id), lock, source, progress, span)
+                .await;
+        }
+        if params.packages.is_empty() {
+            return Ok(());
+        }
+        let packages = Packages {
+            packages: params.packages.clone(),
+            source: &params.source,
+            upgrade: false,
+        };
+        self.install_into(backend, root, id, packages, progress, span)
+            .await
     }
 
     /// The answer of a create that committed `record`, and the change it makes known.

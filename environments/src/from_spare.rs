@@ -1,13 +1,16 @@
-//! `environment/create` from a spare environment (see [`crate::spares`]): the backend relabels
-//! the spare while the store stages its commit (writes and fsyncs the new index) and, for a
-//! spare taken before the request was resolved, while the interpreter is resolved to confirm
-//! it; then the commit is published.
+//! `environment/create` from a spare environment (see [`crate::spares`]). The backend relabels
+//! the spare while, for a spare taken before the request was resolved, the request is
+//! resolved again to confirm it. Without packages, the store stages the commit (writes and
+//! fsyncs the new index) meanwhile; with packages or a lock, those are installed into the
+//! spare, and the commit is staged while the environment is described. Then the commit is
+//! published.
 
 use std::future::Future;
+use std::path::Path;
 
+use futures::future::BoxFuture;
 use futures::FutureExt;
-
-use wsp_backend::{BackendError, BoxBackend, RelabelRequest, ResolvedInterpreter};
+use wsp_backend::{BackendError, BoxBackend, Description, RelabelRequest, ResolvedInterpreter};
 use wsp_protocol::{CreateParams, EnvironmentDetails};
 
 use super::failure::store_error;
@@ -15,7 +18,7 @@ use super::handlers::Answer;
 use super::progress::Progress;
 use super::spares::{Spare, SpareKey};
 use super::Environments;
-use crate::store::{CommitFacts, StoreError};
+use crate::store::{CommitFacts, Reservation, StagedCommit, StoreError};
 
 /// What resolving a create's Python request gave.
 pub(crate) type Resolution = Result<Option<ResolvedInterpreter>, BackendError>;
@@ -23,7 +26,7 @@ pub(crate) type Resolution = Result<Option<ResolvedInterpreter>, BackendError>;
 /// How a create from a spare ended.
 pub(crate) enum FromSpare {
     /// The answer: the spare committed under the client's name, or an error the usual way
-    /// would give as well (the name is taken).
+    /// would give as well (the name is taken, the install failed).
     Done(Answer<EnvironmentDetails>),
     /// The spare was not used, and is gone: the create goes the usual way, with this
     /// resolution of its request.
@@ -31,7 +34,7 @@ pub(crate) enum FromSpare {
 }
 
 impl Environments {
-    /// Commits `spare`, made for `key`, under the client's name, if `resolving` resolves the
+    /// Creates what `params` ask for from `spare`, made for `key`, if `resolving` resolves the
     /// request to `key`'s interpreter and the backend can relabel it (if not, `key` gets no
     /// more spares). Unless `swept`, the store is swept first, as every create sweeps it;
     /// only the commit waits for that.
@@ -57,17 +60,44 @@ impl Environments {
             extra: provisioned.extra,
             reuse_key,
         };
-        let relabel = RelabelRequest {
+        let relabel = backend.call(RelabelRequest {
             root: root.clone(),
             name: params.name.clone(),
-        };
-        let name = params.name.clone();
-        let staging = match swept {
-            true => reservation.stage_commit_as(name, facts).boxed(),
-            false => reservation.sweep_then_stage_commit_as(name, facts).boxed(),
-        };
-        let (resolved, staged, relabelled) =
-            tokio::join!(resolving, staging, backend.call(relabel));
+        });
+        let provisioned = format!("Provisioned Python {full_version} with {backend_name}");
+        if !params.packages.is_empty() || params.lock.is_some() {
+            let (resolved, relabelled) = tokio::join!(resolving, relabel);
+            if !self.usable((backend_name, key), &resolved, relabelled, &root) {
+                super::spares::discard(reservation).await;
+                return FromSpare::NotUsed(resolved);
+            }
+            progress.report(provisioned, Some(20)).await;
+            let target = (root.as_path(), reservation.id.as_str());
+            if let Err(error) = self
+                .install_requested(backend, target, params, progress)
+                .await
+            {
+                abort(reservation, &root).await;
+                return FromSpare::Done(Err(error));
+            }
+            let staging = stage(reservation, params, facts, swept);
+            let (staged, described) = tokio::join!(staging, self.describe(backend, &root));
+            let staged = match staged {
+                Ok(staged) => staged,
+                Err(error) => return FromSpare::Done(Err(store_error(error))),
+            };
+            return match described {
+                Ok(description) => self.publish(staged, description, progress).await,
+                Err(error) => {
+                    if let Err(abort) = staged.abort().await {
+                        tracing::warn!(error = %abort, root = %root.display(), "removing a failed environment failed");
+                    }
+                    FromSpare::Done(Err(error))
+                }
+            };
+        }
+        let staging = stage(reservation, params, facts, swept);
+        let (resolved, staged, relabelled) = tokio::join!(resolving, staging, relabel);
         let staged = match staged {
             Ok(staged) => staged,
             Err(error @ StoreError::NameConflict { .. }) => {
@@ -78,31 +108,69 @@ impl Environments {
                 return FromSpare::NotUsed(resolved);
             }
         };
-        let confirmed =
-            matches!(&resolved, Ok(Some(now)) if SpareKey::new(backend_name, now) == *key);
-        let unused = match relabelled {
-            Err(error) => {
-                tracing::info!(%error, root = %root.display(), "a spare environment could not be renamed; creating anew");
-                self.inner.spares.refuse(key);
-                true
-            }
-            Ok(()) if !confirmed => {
-                tracing::debug!(root = %root.display(), "the request resolves to another interpreter than its spare's; creating anew");
-                true
-            }
-            Ok(()) => false,
-        };
-        if unused {
+        if !self.usable((backend_name, key), &resolved, relabelled, &root) {
             if let Err(error) = staged.abort().await {
                 tracing::warn!(%error, root = %root.display(), "removing a spare environment failed");
             }
             return FromSpare::NotUsed(resolved);
         }
-        let message = format!("Provisioned Python {full_version} with {backend_name}");
-        progress.report(message, Some(80)).await;
+        progress.report(provisioned, Some(80)).await;
+        self.publish(staged, description, progress).await
+    }
+
+    /// Whether the spare of `key` at `root` may be used: relabelled, and `key`'s interpreter
+    /// is what the request resolves to. A spare that could not be relabelled refuses `key`.
+    fn usable(
+        &self,
+        (backend_name, key): (&str, &SpareKey),
+        resolved: &Resolution,
+        relabelled: Result<(), BackendError>,
+        root: &Path,
+    ) -> bool {
+        if let Err(error) = relabelled {
+            tracing::info!(%error, root = %root.display(), "a spare environment could not be renamed; creating anew");
+            self.inner.spares.refuse(key);
+            return false;
+        }
+        let confirmed =
+            matches!(resolved, Ok(Some(now)) if SpareKey::new(backend_name, now) == *key);
+        if !confirmed {
+            tracing::debug!(root = %root.display(), "the request resolves to another interpreter than its spare's; creating anew");
+        }
+        confirmed
+    }
+
+    /// Publishes the staged commit of a create from a spare, and answers with `description`.
+    async fn publish(
+        &self,
+        staged: StagedCommit,
+        description: Description,
+        progress: &Progress,
+    ) -> FromSpare {
         let message = super::install::found(description.installed_packages.len());
         progress.report(message, Some(95)).await;
         let published = staged.publish().await.map_err(store_error);
         FromSpare::Done(published.map(|record| self.created(record, description)))
+    }
+}
+
+/// Stages the commit of `reservation` under the client's name, sweeping first unless `swept`.
+fn stage(
+    reservation: Reservation,
+    params: &CreateParams,
+    facts: CommitFacts,
+    swept: bool,
+) -> BoxFuture<'static, Result<StagedCommit, StoreError>> {
+    let name = params.name.clone();
+    match swept {
+        true => reservation.stage_commit_as(name, facts).boxed(),
+        false => reservation.sweep_then_stage_commit_as(name, facts).boxed(),
+    }
+}
+
+/// Aborts the reservation of a spare whose install failed; a failure is only logged.
+async fn abort(reservation: Reservation, root: &Path) {
+    if let Err(error) = reservation.abort().await {
+        tracing::warn!(%error, root = %root.display(), "removing a failed environment failed");
     }
 }

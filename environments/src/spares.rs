@@ -9,9 +9,9 @@
 //! server dies it is stale and the next sweep removes it. Its root is
 //! `environments/<id>` from the start and never moves (a venv's scripts hold their root).
 //!
-//! A create without packages whose backend and resolved interpreter match a spare takes it:
-//! the backend relabels it with the client's name ([`RelabelRequest`]), then the store
-//! commits it under that name, with the name checks of a reservation, in the one durable
+//! A create whose backend and resolved interpreter match a spare takes it: the backend
+//! relabels it with the client's name ([`RelabelRequest`]), the create's packages are
+//! installed into it, then the store commits it under that name, with the name checks of a reservation, in the one durable
 //! index write every create makes. Only a backend that says it can relabel
 //! ([`CanRelabelRequest`]) gets spares. A spare that cannot be used is aborted and the
 //! create goes the usual way. After a create that could have used one, the spare of its key

@@ -38,7 +38,11 @@ async fn twenty_identical_reuse_creates_from_four_servers_build_one_environment(
     let temp = tempfile::tempdir().unwrap();
     let state = temp.path().join("state");
     let wheels = wheel_dir(temp.path());
-    let mut servers: Vec<Server> = (0..4).map(|_| Server::start_in(&state, &[])).collect();
+    // No spares: one made ahead after the build would be one more directory to count.
+    let no_spares = ["--spare-environments", "0"];
+    let mut servers: Vec<Server> = (0..4)
+        .map(|_| Server::start_in(&state, &no_spares))
+        .collect();
     for server in &mut servers {
         server.initialize().await;
     }

@@ -171,6 +171,107 @@ async fn a_create_from_a_spare_answers_and_writes_what_one_without_does() {
     spared.finish().await;
 }
 
+/// With packages, on the venv backend and on the uv backend: the create installs into the
+/// spare, and the answer and the files (bytecode aside) are those of a create without spares.
+#[tokio::test]
+async fn a_create_with_packages_from_a_spare_answers_and_writes_what_one_without_does() {
+    let temp = tempfile::tempdir().unwrap();
+    let wheels = temp.path().join("wheels");
+    wsp_testing::Distribution::new("wsp-spare-pkg", "1.0")
+        .write_wheel(&wheels)
+        .unwrap();
+    let links = wheels.display().to_string();
+    for backend in ["venv", "uv"] {
+        let with = temp.path().join(format!("with-{backend}"));
+        let without = temp.path().join(format!("without-{backend}"));
+        let params = |name: &str| {
+            json!({"name": name, "python_version": "3.12", "backend": backend,
+                "packages": ["wsp-spare-pkg"], "find_links": [links], "no_index": true})
+        };
+        let mut spared = Logged::start(&with, &[]);
+        spared.server.initialize().await;
+        let first = spared
+            .server
+            .call(1, "environment/create", params("first"))
+            .await;
+        assert!(first.get("result").is_some(), "{first}");
+        let spare = spared.next_spare().await;
+        let taken = spared
+            .server
+            .call(2, "environment/create", params("second"))
+            .await;
+        let taken = taken["result"].clone();
+        assert_eq!(taken["id"], spare, "{backend}: the create took the spare");
+        assert_eq!(
+            taken["installed_packages"][0]["name"], "wsp-spare-pkg",
+            "{taken}"
+        );
+
+        let mut plain = Logged::start(&without, &["--spare-environments", "0"]);
+        plain.server.initialize().await;
+        plain
+            .server
+            .call(1, "environment/create", params("first"))
+            .await;
+        let made = plain
+            .server
+            .call(2, "environment/create", params("second"))
+            .await;
+        let made = made["result"].clone();
+        assert_eq!(anonymous(&taken), anonymous(&made), "{backend}");
+
+        let bytecode = |path: &Path| path.components().any(|c| c.as_os_str() == "__pycache__");
+        let root = |details: &Value| PathBuf::from(details["extra"]["path"].as_str().unwrap());
+        let (spared_tree, plain_tree) = (tree(&root(&taken)), tree(&root(&made)));
+        let names = |tree: &BTreeMap<PathBuf, (u32, String)>| {
+            tree.keys()
+                .filter(|p| !bytecode(p))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&spared_tree), names(&plain_tree), "{backend}");
+        for (path, file) in spared_tree.iter().filter(|(p, _)| !bytecode(p)) {
+            assert_eq!(
+                Some(file),
+                plain_tree.get(path),
+                "{backend}: {}",
+                path.display()
+            );
+        }
+        plain.finish().await;
+        spared.finish().await;
+    }
+}
+
+/// A failed install into a spare changes nothing: no environment, no reservation, and the
+/// spare's files are gone.
+#[tokio::test]
+async fn a_failed_install_into_a_spare_leaves_nothing() {
+    let temp = tempfile::tempdir().unwrap();
+    let state = temp.path().join("state");
+    let empty = temp.path().join("no-wheels");
+    std::fs::create_dir_all(&empty).unwrap();
+    let mut server = Logged::start(&state, &[]);
+    server.server.initialize().await;
+    let first = server.create(1, "first", "3.12").await;
+    let spare = server.next_spare().await;
+    let params = json!({"name": "second", "python_version": "3.12",
+        "packages": ["wsp-nowhere-to-be-found"], "find_links": [empty], "no_index": true});
+    let failed = server.server.call(2, "environment/create", params).await;
+    assert_eq!(error_code(&failed), -31004, "{failed}");
+    assert!(!state.join("environments").join(&spare).exists());
+    assert_eq!(reservations(&state), json!([]));
+    let listed = server.server.call(3, "environment/list", json!(null)).await;
+    assert_eq!(listed["result"][0]["id"], first["id"], "{listed}");
+    assert_eq!(
+        listed["result"].as_array().map(Vec::len),
+        Some(1),
+        "{listed}"
+    );
+    server.create(4, "second", "3.12").await;
+    server.finish().await;
+}
+
 #[tokio::test]
 async fn spares_are_never_listed_collected_or_journalled_and_go_with_their_server() {
     let temp = tempfile::tempdir().unwrap();

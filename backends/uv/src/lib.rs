@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use wsp_backend::{Backend, BackendError, InstallRequest, UninstallRequest};
+use wsp_backend::{CanRelabelRequest, RelabelRequest};
 use wsp_backend::{DescribeRequest, Description, ReleaseRequest, RunRequest};
 use wsp_backend::{
     LockInstallRequest, LockRequest, ProvisionRequest, Provisioned, ResolveRequest,
@@ -145,6 +146,17 @@ impl Backend for UvBackend {
             interpreter_path,
             extra,
         })
+    }
+
+    /// What `uv venv` writes holds the root, never the environment's name (no `--prompt` is
+    /// given): a spare made ahead is already what a provision under any name writes.
+    async fn can_relabel(&self, _request: CanRelabelRequest) -> Result<bool, BackendError> {
+        Ok(true)
+    }
+
+    /// Nothing to rewrite (see [`UvBackend::can_relabel`]).
+    async fn relabel(&self, _request: RelabelRequest) -> Result<(), BackendError> {
+        Ok(())
     }
 
     async fn install(&self, request: InstallRequest) -> Result<(), BackendError> {
