@@ -248,11 +248,19 @@ fn create(c: &mut Criterion) {
             uv_backend(),
         ),
     ];
-    for (label, backend) in backends {
+    // Each backend twice: as the library builds it (no spares), and with spare environments
+    // as `wsp serve` has them by default (here a spare is made after each create, and the next
+    // create, coming right after the delete, waits for it).
+    let runs = backends.into_iter().flat_map(|(label, backend)| {
+        [(label.to_owned(), backend.clone(), false), (format!("{label}, spares"), backend, true)]
+    });
+    for (label, backend, spares) in runs {
         let fixture = Fixture::for_backend(&backend);
-        let mut client = rt.block_on(fixture.client());
+        let environments = fixture.environments(|b| b).with_spare_environments(spares);
+        let server = wsp_server::ServerBuilder::new().group(environments).build();
+        let mut client = rt.block_on(Client::initialized(server));
         let mut n = 0u64;
-        group.bench_function(label, |b| {
+        group.bench_function(&label, |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {

@@ -82,8 +82,8 @@ impl Environments {
         }
         let with = (backend_name.as_str(), backend);
         let reused = reuse_key.as_ref().map(|(key, _turn)| key.clone());
-        // The spare an earlier create of this request resolved to is taken at once, and
-        // committed while the request is resolved again to confirm it.
+        // The spare an earlier create of this request resolved to is taken at once, and used
+        // while the request is resolved again to confirm it (see `from_spare`).
         let guessed = match self.name_is_free(&params.name).await {
             true => {
                 let spares = &self.inner.spares;
