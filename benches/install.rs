@@ -252,7 +252,10 @@ fn create(c: &mut Criterion) {
     // as `wsp serve` has them by default (here a spare is made after each create, and the next
     // create, coming right after the delete, waits for it).
     let runs = backends.into_iter().flat_map(|(label, backend)| {
-        [(label.to_owned(), backend.clone(), false), (format!("{label}, spares"), backend, true)]
+        [
+            (label.to_owned(), backend.clone(), false),
+            (format!("{label}, spares"), backend, true),
+        ]
     });
     for (label, backend, spares) in runs {
         let fixture = Fixture::for_backend(&backend);
