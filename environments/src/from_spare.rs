@@ -71,6 +71,9 @@ impl Environments {
                 super::spares::discard(reservation).await;
                 return FromSpare::NotUsed(resolved);
             }
+            // The install takes long: the next spare is made meanwhile, not after the answer,
+            // so that a create coming right after this one finds it ready.
+            self.refill_spare(key.clone(), params.version_request);
             progress.report(provisioned, Some(20)).await;
             let target = (root.as_path(), reservation.id.as_str());
             if let Err(error) = self

@@ -14,10 +14,24 @@ use crate::install_support::{
 use crate::support::{error_code, Server};
 
 /// The servers under test: a label, the server's extra arguments, and its installer.
+/// No spares: a create that takes one makes the next at once, which would be one more
+/// directory in the counts of what a refused create leaves.
 const SERVERS: [(&str, &[&str], With); 3] = [
-    ("venv, uv installing", &[], With::Uv),
-    ("venv, pip installing", &[], With::Pip),
-    ("uv backend", &["--backend", "uv"], With::Uv),
+    (
+        "venv, uv installing",
+        &["--spare-environments", "0"],
+        With::Uv,
+    ),
+    (
+        "venv, pip installing",
+        &["--spare-environments", "0"],
+        With::Pip,
+    ),
+    (
+        "uv backend",
+        &["--backend", "uv", "--spare-environments", "0"],
+        With::Uv,
+    ),
 ];
 
 /// The `sha256` the lock gives the file named `file_name`.
