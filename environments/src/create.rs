@@ -1,6 +1,7 @@
 //! `environment/create`: from a spare environment when one fits (see [`crate::spares`]),
 //! else by reserving, provisioning, installing and committing.
 
+use std::future::Future;
 use std::path::Path;
 
 use serde_json::Value;
@@ -17,7 +18,8 @@ use super::progress::{Progress, Span};
 use super::reuse::{Reuse, REUSED};
 use super::spares::SpareKey;
 use super::Environments;
-use crate::store::{CommitFacts, EnvironmentRecord, ReuseTurn};
+use crate::store::{CommitFacts, EnvironmentRecord, Reservation, ReuseTurn};
+use crate::store::{StagedCommit, StoreError};
 
 /// The reuse key a create commits its environment with, and the turn it holds until then.
 type ReuseKey = Option<(String, ReuseTurn)>;
@@ -223,14 +225,10 @@ impl Environments {
         let provisioned = match installed {
             Ok(provisioned) => provisioned,
             Err(e) => {
-                if let Err(abort) = reservation.abort().await {
-                    tracing::warn!(error = %abort, root = %root.display(), "removing a failed environment failed");
-                }
+                abort_failed(reservation, &root).await;
                 return Err(e);
             }
         };
-        // The environment is described while its commit is staged (the new index written
-        // and fsynced); the commit is published only once the description is in hand.
         let staging = reservation.stage_commit(CommitFacts {
             python_version: params.python_version,
             python_full_version: provisioned.python_full_version.to_string(),
@@ -238,21 +236,46 @@ impl Environments {
             extra: provisioned.extra,
             reuse_key: reuse_key.as_ref().map(|(key, _turn)| key.clone()),
         });
-        let (staged, described) = tokio::join!(staging, self.describe(backend, &root));
+        let created = self
+            .commit_described(backend, &root, staging, progress)
+            .await;
+        drop(reuse_key);
+        created
+    }
+
+    /// Stages a create's commit (`staging`: the new index written and fsynced) while the
+    /// environment at `root` is described, and publishes it once the description is in hand;
+    /// if the describe fails, the staged commit is aborted and the create answers its error.
+    pub(super) async fn commit_described(
+        &self,
+        backend: &BoxBackend,
+        root: &Path,
+        staging: impl Future<Output = Result<StagedCommit, StoreError>>,
+        progress: &Progress,
+    ) -> Answer<EnvironmentDetails> {
+        let (staged, described) = tokio::join!(staging, self.describe(backend, root));
         let staged = staged.map_err(store_error)?;
-        let description = match described {
-            Ok(description) => description,
+        match described {
+            Ok(description) => self.publish_created(staged, description, progress).await,
             Err(e) => {
                 if let Err(abort) = staged.abort().await {
                     tracing::warn!(error = %abort, root = %root.display(), "removing a failed environment failed");
                 }
-                return Err(e);
+                Err(e)
             }
-        };
+        }
+    }
+
+    /// Publishes a create's staged commit, and answers with `description`.
+    pub(super) async fn publish_created(
+        &self,
+        staged: StagedCommit,
+        description: wsp_backend::Description,
+        progress: &Progress,
+    ) -> Answer<EnvironmentDetails> {
         let message = super::install::found(description.installed_packages.len());
         progress.report(message, Some(95)).await;
         let record = staged.publish().await.map_err(store_error)?;
-        drop(reuse_key);
         Ok(self.created(record, description))
     }
 
@@ -288,7 +311,7 @@ impl Environments {
     }
 
     /// The answer of a create that committed `record`, and the change it makes known.
-    pub(super) fn created(
+    fn created(
         &self,
         record: EnvironmentRecord,
         description: wsp_backend::Description,
@@ -297,5 +320,12 @@ impl Environments {
         let mut details = details(record, description);
         details.extra.insert(REUSED.into(), Value::Bool(false));
         details
+    }
+}
+
+/// Aborts the reservation of a create that failed; a failure to remove it is only logged.
+pub(super) async fn abort_failed(reservation: Reservation, root: &Path) {
+    if let Err(error) = reservation.abort().await {
+        tracing::warn!(%error, root = %root.display(), "removing a failed environment failed");
     }
 }

@@ -10,9 +10,10 @@ use std::path::Path;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use wsp_backend::{BackendError, BoxBackend, Description, RelabelRequest, ResolvedInterpreter};
+use wsp_backend::{BackendError, BoxBackend, RelabelRequest, ResolvedInterpreter};
 use wsp_protocol::{CreateParams, EnvironmentDetails};
 
+use super::create::abort_failed;
 use super::failure::store_error;
 use super::handlers::Answer;
 use super::progress::Progress;
@@ -80,24 +81,12 @@ impl Environments {
                 .install_requested(backend, target, params, progress)
                 .await
             {
-                abort(reservation, &root).await;
+                abort_failed(reservation, &root).await;
                 return FromSpare::Done(Err(error));
             }
             let staging = stage(reservation, params, facts, swept);
-            let (staged, described) = tokio::join!(staging, self.describe(backend, &root));
-            let staged = match staged {
-                Ok(staged) => staged,
-                Err(error) => return FromSpare::Done(Err(store_error(error))),
-            };
-            return match described {
-                Ok(description) => self.publish(staged, description, progress).await,
-                Err(error) => {
-                    if let Err(abort) = staged.abort().await {
-                        tracing::warn!(error = %abort, root = %root.display(), "removing a failed environment failed");
-                    }
-                    FromSpare::Done(Err(error))
-                }
-            };
+            let created = self.commit_described(backend, &root, staging, progress);
+            return FromSpare::Done(created.await);
         }
         let staging = stage(reservation, params, facts, swept);
         let (resolved, staged, relabelled) = tokio::join!(resolving, staging, relabel);
@@ -118,7 +107,7 @@ impl Environments {
             return FromSpare::NotUsed(resolved);
         }
         progress.report(provisioned, Some(80)).await;
-        self.publish(staged, description, progress).await
+        FromSpare::Done(self.publish_created(staged, description, progress).await)
     }
 
     /// Whether the spare of `key` at `root` may be used: relabelled, and `key`'s interpreter
@@ -142,19 +131,6 @@ impl Environments {
         }
         confirmed
     }
-
-    /// Publishes the staged commit of a create from a spare, and answers with `description`.
-    async fn publish(
-        &self,
-        staged: StagedCommit,
-        description: Description,
-        progress: &Progress,
-    ) -> FromSpare {
-        let message = super::install::found(description.installed_packages.len());
-        progress.report(message, Some(95)).await;
-        let published = staged.publish().await.map_err(store_error);
-        FromSpare::Done(published.map(|record| self.created(record, description)))
-    }
 }
 
 /// Stages the commit of `reservation` under the client's name, sweeping first unless `swept`.
@@ -168,12 +144,5 @@ fn stage(
     match swept {
         true => reservation.stage_commit_as(name, facts).boxed(),
         false => reservation.sweep_then_stage_commit_as(name, facts).boxed(),
-    }
-}
-
-/// Aborts the reservation of a spare whose install failed; a failure is only logged.
-async fn abort(reservation: Reservation, root: &Path) {
-    if let Err(error) = reservation.abort().await {
-        tracing::warn!(%error, root = %root.display(), "removing a failed environment failed");
     }
 }

@@ -189,9 +189,10 @@ impl Environments {
     }
 
     /// Turns spare environments on or off (off by default; `wsp serve --spare-environments`):
-    /// on, after a create without packages the server provisions another environment like it
-    /// in the background, under a name no client can take, for the next such create to rename
-    /// and commit (see the `spares` module). Only backends that can relabel get them.
+    /// on, after a create the server provisions another empty environment like it in the
+    /// background, under a name no client can take, for the next such create to rename,
+    /// install into and commit (see the `spares` module). Only backends that can relabel get
+    /// them.
     pub fn with_spare_environments(self, on: bool) -> Self {
         self.rebuilt(|inner| inner.spares = Arc::new(spares::Spares::new(on)))
     }

@@ -105,29 +105,31 @@ impl Spares {
 
     /// Takes the spare of `key`, waiting for it if it is being made; `None` if there is none.
     pub(crate) async fn take(&self, key: &SpareKey) -> Option<Spare> {
-        let slot = {
-            let mut state = self.state();
-            let at = state.slots.iter().position(|(k, _, _)| k == key)?;
-            state.slots.remove(at).2
-        };
-        let spare = slot.lock().await.take();
-        spare
+        let taken = self.take_where(|k, _| k == key).await;
+        taken.map(|(_, spare)| spare)
     }
 
     /// Takes the spare a create of `backend` and `request` made last, with its key, before
-    /// the request is resolved: the taker commits it only if the request still resolves to
-    /// that key's interpreter.
+    /// the request is resolved: the taker uses it only if the request still resolves to that
+    /// key's interpreter.
     pub(crate) async fn take_guessed(
         &self,
         backend: &str,
         request: VersionRequest,
     ) -> Option<(SpareKey, Spare)> {
+        self.take_where(|k, r| k.backend == backend && *r == request)
+            .await
+    }
+
+    /// Takes the first spare whose key and request `wanted` accepts, waiting for it if it is
+    /// being made.
+    async fn take_where(
+        &self,
+        wanted: impl Fn(&SpareKey, &VersionRequest) -> bool,
+    ) -> Option<(SpareKey, Spare)> {
         let (key, slot) = {
             let mut state = self.state();
-            let at = state
-                .slots
-                .iter()
-                .position(|(k, r, _)| k.backend == backend && *r == request)?;
+            let at = state.slots.iter().position(|(k, r, _)| wanted(k, r))?;
             let (key, _, slot) = state.slots.remove(at);
             (key, slot)
         };

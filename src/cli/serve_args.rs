@@ -54,8 +54,8 @@ pub struct ServeArgs {
     /// Seed pip into new venvs.
     #[arg(long)]
     pub seed_pip: bool,
-    /// After a create without packages, provision the next one like it ahead, in the
-    /// background, for the next such create to rename (1, the default), or never (0).
+    /// After a create, provision an empty environment like it ahead, in the background, for
+    /// the next such create to rename and install into (1, the default), or never (0).
     #[arg(long, value_name = "0|1", value_parser = clap::builder::BoolishValueParser::new())]
     pub spare_environments: Option<bool>,
     /// Sandbox every `environment/execute` that does not say `"sandbox": false` (the command

@@ -101,12 +101,11 @@ pub(crate) async fn pip_to_fill(base: &PipBase, cache_dir: &Path) -> Option<Stri
 
 /// `ensurepip`'s directory of bundled wheels in the interpreter's standard library.
 fn bundled_dir(base: &wsp_interpreters::InterpreterInfo) -> PathBuf {
-    let threading = if base.abiflags.contains('t') { "t" } else { "" };
-    let stdlib = format!(
-        "lib/python{}.{}{threading}",
-        base.version.major, base.version.minor
-    );
-    base.base_prefix.join(stdlib).join("ensurepip/_bundled")
+    let stdlib = crate::layout::lib_python_dir(base);
+    base.base_prefix
+        .join("lib")
+        .join(stdlib)
+        .join("ensurepip/_bundled")
 }
 
 /// `X.Y.Z` of the one `pip-X.Y.Z-*.whl` in `bundled`.

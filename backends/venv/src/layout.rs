@@ -29,11 +29,10 @@ impl Layout {
         check_text("environment root", &root)?;
         let version = &interpreter.version;
         let free_threaded = interpreter.abiflags.contains('t');
-        let suffix = if free_threaded { "t" } else { "" };
         let versioned_exe = format!("python{}.{}", version.major, version.minor);
         let site_packages = root
             .join("lib")
-            .join(format!("{versioned_exe}{suffix}"))
+            .join(lib_python_dir(interpreter))
             .join("site-packages");
         Ok(Layout {
             bin: root.join("bin"),
@@ -53,6 +52,18 @@ impl Layout {
     pub fn python(&self) -> PathBuf {
         self.bin.join("python")
     }
+}
+
+/// The name of `interpreter`'s directory under `lib/`: `python3.Y`, or `python3.Yt` for a
+/// free-threaded build (in a venv, and in the interpreter's own prefix).
+pub(crate) fn lib_python_dir(interpreter: &InterpreterInfo) -> String {
+    let version = &interpreter.version;
+    let suffix = if interpreter.abiflags.contains('t') {
+        "t"
+    } else {
+        ""
+    };
+    format!("python{}.{}{suffix}", version.major, version.minor)
 }
 
 /// Whether `interpreter` can host a venv at all (CPython or another implementation, 3.3+).

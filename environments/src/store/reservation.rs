@@ -47,27 +47,17 @@ impl Reservation {
     /// [`reserve`]: super::Store::reserve
     pub async fn commit(mut self, facts: CommitFacts) -> Result<EnvironmentRecord, StoreError> {
         let pending = self.take_pending()?;
-        run_blocking(move || pending.commit(None, facts)).await
+        run_blocking(move || pending.commit(facts)).await
     }
 
-    /// [`commit`](Reservation::commit)s the environment under `name` instead of the reserved
-    /// name (a spare environment taken by a create): under the index lock, with the checks
-    /// [`reserve`](super::Store::reserve) makes, so it fails with [`StoreError::NameConflict`]
-    /// (and aborts) if a committed environment or another live reservation has that name.
-    pub async fn commit_as(
-        mut self,
-        name: String,
-        facts: CommitFacts,
-    ) -> Result<EnvironmentRecord, StoreError> {
-        let pending = self.take_pending()?;
-        run_blocking(move || pending.commit(Some(name), facts)).await
-    }
-
-    /// [`commit_as`](Reservation::commit_as) in two steps, for a caller with work of its own
-    /// to overlap with the slow part of a commit: this one takes the index lock, checks the
-    /// name and writes and fsyncs the new index beside the current one; nothing is visible
-    /// until [`StagedCommit::publish`]. The index lock is held until then, so finish the
-    /// staged commit soon. On failure the reservation is aborted, as `commit_as` aborts it.
+    /// [`commit`](Reservation::commit) in two steps, under `name` instead of the reserved name
+    /// (a spare environment taken by a create), for a caller with work of its own to overlap
+    /// with the slow part of a commit: this one takes the index lock, checks the name as
+    /// [`reserve`](super::Store::reserve) does ([`StoreError::NameConflict`] if a committed
+    /// environment or another live reservation has it), and writes and fsyncs the new index
+    /// beside the current one; nothing is visible until [`StagedCommit::publish`]. The index
+    /// lock is held until then, so finish the staged commit soon. On failure the reservation
+    /// is aborted.
     pub async fn stage_commit_as(
         mut self,
         name: String,
@@ -248,12 +238,8 @@ pub(super) struct Pending {
 
 impl Pending {
     /// Commits; on error `self` is dropped after the index lock was released, which aborts.
-    fn commit(
-        mut self,
-        name: Option<String>,
-        facts: CommitFacts,
-    ) -> Result<EnvironmentRecord, StoreError> {
-        let record = self.write_record(name, facts)?;
+    fn commit(mut self, facts: CommitFacts) -> Result<EnvironmentRecord, StoreError> {
+        let record = self.write_record(facts)?;
         if let Some(owner) = self.owner.take() {
             discard_lock(owner);
         }
@@ -288,13 +274,9 @@ impl Pending {
         })
     }
 
-    fn write_record(
-        &self,
-        name: Option<String>,
-        facts: CommitFacts,
-    ) -> Result<EnvironmentRecord, StoreError> {
+    fn write_record(&self, facts: CommitFacts) -> Result<EnvironmentRecord, StoreError> {
         let writer = IndexWriter::lock(&self.layout)?;
-        let (index, record) = self.committed_index(&writer, name, facts)?;
+        let (index, record) = self.committed_index(&writer, None, facts)?;
         writer.write(&index, Durability::Durable, Space::Takes)?;
         // The reserve must keep up with the index it may have to hold.
         reserve::ensure(&self.layout);
