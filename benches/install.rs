@@ -9,8 +9,8 @@
 //! environment (made before the clock starts).
 //! create: `environment/create` with those 10 packages (venv backend with uv, and the uv
 //! backend), against `uv venv` followed by `uv pip install`.
-//! mirror: the install against `uv pip install` from a local mirror of real distributions (see
-//! [`mirror`]; skipped unless it is given).
+//! mirror: the install against `uv pip install` from a local mirror of real distributions, a
+//! PEP 503 index or a directory of wheels (see [`mirror`]; skipped unless one is given).
 //!
 //! Every environment, wsp's and the peers', is made at a path not used before in the run (see
 //! [`fresh_root`]).
@@ -297,14 +297,61 @@ fn create(c: &mut Criterion) {
     group.finish();
 }
 
-/// Installs from a local mirror of real distributions: `WSP_BENCH_MIRROR` names a directory of
-/// wheels (`pip download --only-binary=:all: --dest DIR PKG...`), `WSP_BENCH_MIRROR_PACKAGES`
-/// the requirements to install from it, space-separated (their dependencies come from the same
-/// directory). Skipped unless both are set. wsp's venv backend installing with uv against
-/// `uv pip install`, each into a fresh environment, both with uv's warm cache.
+/// Where the mirror's distributions come from.
+enum Mirror {
+    /// A directory of wheels, given as `find_links` with no index.
+    FindLinks(String),
+    /// A PEP 503 simple index (`bench/pep503_mirror.py serve`), given as `index_url`.
+    Index(String),
+}
+
+impl Mirror {
+    /// `WSP_BENCH_INDEX_URL` if set, else `WSP_BENCH_MIRROR`.
+    fn from_env() -> Option<Mirror> {
+        match std::env::var("WSP_BENCH_INDEX_URL") {
+            Ok(url) => Some(Mirror::Index(url)),
+            Err(_) => std::env::var("WSP_BENCH_MIRROR")
+                .ok()
+                .map(Mirror::FindLinks),
+        }
+    }
+
+    /// The `environment/install` params for `names`.
+    fn request(&self, names: &[String]) -> Value {
+        match self {
+            Mirror::FindLinks(links) => {
+                json!({"packages": names, "find_links": [links], "no_index": true})
+            }
+            Mirror::Index(url) => json!({"packages": names, "index_url": url}),
+        }
+    }
+
+    /// `uv pip install`'s options for the same source.
+    fn uv_options(&self) -> Vec<&str> {
+        match self {
+            Mirror::FindLinks(links) => vec!["--no-index", "--find-links", links],
+            Mirror::Index(url) => vec!["--index-url", url],
+        }
+    }
+
+    fn peer_name(&self) -> &'static str {
+        match self {
+            Mirror::FindLinks(_) => "uv pip install --no-index --find-links",
+            Mirror::Index(_) => "uv pip install --index-url",
+        }
+    }
+}
+
+/// Installs from a local mirror of real distributions, into a fresh environment each time,
+/// uv's cache warm for both: wsp's venv backend installing with uv against `uv pip install`.
+/// The mirror is `WSP_BENCH_INDEX_URL`, a PEP 503 index (made and served by
+/// `bench/pep503_mirror.py`), or else `WSP_BENCH_MIRROR`, a directory of wheels (`pip download
+/// --only-binary=:all: --dest DIR PKG...`); `WSP_BENCH_MIRROR_PACKAGES` names the requirements
+/// to install from it, space-separated (their dependencies come from the same mirror). Skipped
+/// unless a mirror and the packages are given.
 fn mirror(c: &mut Criterion) {
-    let (Ok(links), Ok(packages)) = (
-        std::env::var("WSP_BENCH_MIRROR"),
+    let (Some(mirror), Ok(packages)) = (
+        Mirror::from_env(),
         std::env::var("WSP_BENCH_MIRROR_PACKAGES"),
     ) else {
         return;
@@ -314,7 +361,7 @@ fn mirror(c: &mut Criterion) {
     let info = interpreter(&rt);
     let uv = find_uv(None).expect("uv is on PATH");
     let scratch = tempfile::tempdir().expect("a temp dir");
-    let request = json!({"packages": names, "find_links": [links], "no_index": true});
+    let request = mirror.request(&names);
 
     let mut group = c.benchmark_group("install from a local mirror");
     group
@@ -331,9 +378,20 @@ fn mirror(c: &mut Criterion) {
         b.iter_custom(|iters| timed_wsp_installs(&rt, &mut client, iters, &request))
     });
     let envs = scratch.path().join("envs");
-    group.bench_function("uv pip install --no-index --find-links", |b| {
+    let options = mirror.uv_options();
+    group.bench_function(mirror.peer_name(), |b| {
         b.iter_custom(|iters| {
-            timed_uv_installs(&envs, iters, &uv, &info.executable, &links, &names)
+            let make = |root: &Path| uv_venv(&uv, &info.executable, root);
+            let install = |root: &Path| {
+                run_quietly(
+                    Command::new(&uv)
+                        .args(["pip", "install", "--no-config", "--python"])
+                        .arg(root.join("bin/python"))
+                        .args(&options)
+                        .args(&names),
+                )
+            };
+            timed_installs(&envs, iters, make, install)
         })
     });
     group.finish();
