@@ -170,7 +170,7 @@ pub async fn run_with_stack(
     let mode = options.containment.unwrap_or_else(containment_mode);
     let mut sandbox = match &options.sandbox {
         Some(policy) => {
-            let prepared = sandbox::Prepared::prepare(policy, mode)?;
+            let prepared = sandbox::Prepared::prepare_off_thread(policy.clone(), mode).await?;
             unshare_links(&policy.root).await?;
             Some(prepared)
         }

@@ -139,6 +139,23 @@ impl Prepared {
         })
     }
 
+    /// [`prepare`](Prepared::prepare) on the blocking pool: it walks the directories above
+    /// the hidden trees, a few system calls per entry, which would hold up every other
+    /// request of the server on an async thread.
+    pub(super) async fn prepare_off_thread(
+        policy: SandboxPolicy,
+        mode: ContainmentMode,
+    ) -> Result<Self, BackendError> {
+        tokio::task::spawn_blocking(move || Prepared::prepare(&policy, mode))
+            .await
+            .map_err(|error| {
+                BackendError::failed(
+                    FailureReason::SandboxUnavailable,
+                    format!("preparing the sandbox did not finish: {error}"),
+                )
+            })?
+    }
+
     /// The private temporary directory, which `TMPDIR` names.
     pub(super) fn tmpdir(&self) -> &Path {
         self.tmp.path()
