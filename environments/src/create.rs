@@ -19,7 +19,7 @@ use super::reuse::{Reuse, REUSED};
 use super::spares::SpareKey;
 use super::Environments;
 use crate::store::{CommitFacts, EnvironmentRecord, Reservation, ReuseTurn};
-use crate::store::{StagedCommit, StoreError};
+use crate::store::{StagedCommit, Staging, StoreError};
 
 /// The reuse key a create commits its environment with, and the turn it holds until then.
 type ReuseKey = Option<(String, ReuseTurn)>;
@@ -229,13 +229,14 @@ impl Environments {
                 return Err(e);
             }
         };
-        let staging = reservation.stage_commit(CommitFacts {
+        let facts = CommitFacts {
             python_version: params.python_version,
             python_full_version: provisioned.python_full_version.to_string(),
             interpreter_path: provisioned.interpreter_path,
             extra: provisioned.extra,
             reuse_key: reuse_key.as_ref().map(|(key, _turn)| key.clone()),
-        });
+        };
+        let staging = reservation.stage_commit(facts, Staging::default());
         let created = self
             .commit_described(backend, &root, staging, progress)
             .await;

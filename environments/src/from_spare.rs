@@ -8,8 +8,6 @@
 use std::future::Future;
 use std::path::Path;
 
-use futures::future::BoxFuture;
-use futures::FutureExt;
 use wsp_backend::{BackendError, BoxBackend, RelabelRequest, ResolvedInterpreter};
 use wsp_protocol::{CreateParams, EnvironmentDetails};
 
@@ -19,7 +17,7 @@ use super::handlers::Answer;
 use super::progress::Progress;
 use super::spares::{Spare, SpareKey};
 use super::Environments;
-use crate::store::{CommitFacts, Reservation, StagedCommit, StoreError};
+use crate::store::{CommitFacts, Reservation, StagedCommit, Staging, StoreError};
 
 /// What resolving a create's Python request gave.
 pub(crate) type Resolution = Result<Option<ResolvedInterpreter>, BackendError>;
@@ -134,15 +132,15 @@ impl Environments {
 }
 
 /// Stages the commit of `reservation` under the client's name, sweeping first unless `swept`.
-fn stage(
+async fn stage(
     reservation: Reservation,
     params: &CreateParams,
     facts: CommitFacts,
     swept: bool,
-) -> BoxFuture<'static, Result<StagedCommit, StoreError>> {
-    let name = params.name.clone();
-    match swept {
-        true => reservation.stage_commit_as(name, facts).boxed(),
-        false => reservation.sweep_then_stage_commit_as(name, facts).boxed(),
-    }
+) -> Result<StagedCommit, StoreError> {
+    let staging = Staging {
+        name: Some(params.name.clone()),
+        sweep_first: !swept,
+    };
+    reservation.stage_commit(facts, staging).await
 }

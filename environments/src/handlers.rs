@@ -236,7 +236,7 @@ impl Environments {
 
     pub(crate) async fn sweep(&self) {
         if let Err(e) = self.inner.store.sweep().await {
-            tracing::warn!(error = %e, "sweeping the state directory failed");
+            crate::store::log_sweep_failure(&e);
         }
     }
 }

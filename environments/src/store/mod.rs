@@ -58,9 +58,10 @@ pub use record::{
     is_environment_id, new_environment_id, CommitFacts, EnvironmentRecord, ID_PREFIX,
 };
 pub use removal::{Leftover, Removal, UseGuard};
-pub use reservation::Reservation;
+pub use reservation::{Reservation, Staging};
 pub use reuse::{is_reuse_key, ReuseTurn};
 pub use staged_commit::StagedCommit;
+pub(crate) use sweep::log_failure as log_sweep_failure;
 pub use sweep::SweepReport;
 pub(crate) use wait::acquire as acquire_lock;
 

@@ -50,43 +50,24 @@ impl Reservation {
         run_blocking(move || pending.commit(facts)).await
     }
 
-    /// [`commit`](Reservation::commit) in two steps, under `name` instead of the reserved name
-    /// (a spare environment taken by a create), for a caller with work of its own to overlap
-    /// with the slow part of a commit: this one takes the index lock, checks the name as
-    /// [`reserve`](super::Store::reserve) does ([`StoreError::NameConflict`] if a committed
+    /// [`commit`](Reservation::commit) in two steps, for a caller with work of its own to
+    /// overlap with the slow part of a commit: this one takes the index lock, checks the name
+    /// as [`reserve`](super::Store::reserve) does ([`StoreError::NameConflict`] if a committed
     /// environment or another live reservation has it), and writes and fsyncs the new index
     /// beside the current one; nothing is visible until [`StagedCommit::publish`]. The index
     /// lock is held until then, so finish the staged commit soon. On failure the reservation
-    /// is aborted.
-    pub async fn stage_commit_as(
+    /// is aborted. See [`Staging`] for committing under another name and sweeping first.
+    pub async fn stage_commit(
         mut self,
-        name: String,
         facts: CommitFacts,
+        staging: Staging,
     ) -> Result<StagedCommit, StoreError> {
         let pending = self.take_pending()?;
-        run_blocking(move || pending.stage(Some(name), facts, false)).await
-    }
-
-    /// [`commit`](Reservation::commit) in two steps, as
-    /// [`stage_commit_as`](Reservation::stage_commit_as) does it, under the reserved name.
-    pub async fn stage_commit(mut self, facts: CommitFacts) -> Result<StagedCommit, StoreError> {
-        let pending = self.take_pending()?;
-        run_blocking(move || pending.stage(None, facts, false)).await
-    }
-
-    /// [`Store::sweep`](super::Store::sweep) and
-    /// [`stage_commit_as`](Reservation::stage_commit_as) in one: the sweep's index-locked
-    /// part runs under the lock the staged commit then keeps, and the rest of the sweep beside
-    /// the staged commit's [`publish`](StagedCommit::publish) (or after its abort). A failed
-    /// sweep is only logged.
-    pub async fn sweep_then_stage_commit_as(
-        mut self,
-        name: String,
-        facts: CommitFacts,
-    ) -> Result<StagedCommit, StoreError> {
-        let pending = self.take_pending()?;
-        pending.layout.deletions.idle().await;
-        run_blocking(move || pending.stage(Some(name), facts, true)).await
+        if staging.sweep_first {
+            pending.layout.deletions.idle().await;
+        }
+        let Staging { name, sweep_first } = staging;
+        run_blocking(move || pending.stage(name, facts, sweep_first)).await
     }
 
     /// Deletes the root and forgets the reservation; the index ends as it was before
@@ -100,6 +81,18 @@ impl Reservation {
     fn take_pending(&mut self) -> Result<Pending, StoreError> {
         self.pending.take().ok_or_else(|| finished(&self.id))
     }
+}
+
+/// How [`Reservation::stage_commit`] stages: by default under the reserved name, with no sweep.
+#[derive(Debug, Clone, Default)]
+pub struct Staging {
+    /// The name to commit under instead of the reserved one (a spare environment taken by a
+    /// create).
+    pub name: Option<String>,
+    /// [`Store::sweep`](super::Store::sweep) first: its index-locked part runs under the lock
+    /// the staged commit then keeps, and the rest beside the staged commit's
+    /// [`publish`](StagedCommit::publish) (or after its abort). A failed sweep is only logged.
+    pub sweep_first: bool,
 }
 
 impl Drop for Reservation {
@@ -246,7 +239,7 @@ impl Pending {
         Ok(record)
     }
 
-    /// [`Reservation::stage_commit_as`]'s first step, after the index-locked part of a sweep
+    /// [`Reservation::stage_commit`]'s first step, after the index-locked part of a sweep
     /// if `sweep`; on error `self` is dropped after the index lock was released, which aborts.
     fn stage(
         self,
@@ -259,7 +252,7 @@ impl Pending {
             true => match sweep::sweep_locked(&self.layout, &writer) {
                 Ok(half) => Some(half),
                 Err(error) => {
-                    tracing::warn!(%error, "sweeping the state directory failed");
+                    sweep::log_failure(&error);
                     None
                 }
             },

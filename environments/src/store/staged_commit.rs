@@ -1,5 +1,5 @@
 //! A commit in two steps: written and fsynced beside the index under the index lock
-//! ([`Reservation::stage_commit_as`](super::Reservation::stage_commit_as)), then published or
+//! ([`Reservation::stage_commit`](super::Reservation::stage_commit)), then published or
 //! aborted.
 
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use super::run_blocking;
 use super::sweep::{self, HalfSwept};
 
 /// A commit written beside the index and holding the index lock: see
-/// [`Reservation::stage_commit_as`](super::Reservation::stage_commit_as). Dropped unpublished, it aborts the reservation in the
+/// [`Reservation::stage_commit`](super::Reservation::stage_commit). Dropped unpublished, it aborts the reservation in the
 /// background, as a dropped [`Reservation`](super::Reservation) does.
 #[derive(Debug)]
 pub struct StagedCommit {
@@ -69,7 +69,7 @@ async fn finish_sweep(layout: Arc<Layout>, half: Option<HalfSwept>) {
         return;
     };
     if let Err(error) = run_blocking(move || sweep::finish(&layout, half)).await {
-        tracing::warn!(%error, "sweeping the state directory failed");
+        sweep::log_failure(&error);
     }
 }
 
@@ -86,7 +86,7 @@ impl Drop for StagedCommit {
             drop(pending);
             if let Some(half) = half_swept {
                 if let Err(error) = sweep::finish(&layout, half) {
-                    tracing::warn!(%error, "sweeping the state directory failed");
+                    sweep::log_failure(&error);
                 }
             }
         };

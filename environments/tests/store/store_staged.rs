@@ -1,11 +1,19 @@
-//! A commit in two steps (`Reservation::stage_commit_as`, then `StagedCommit::publish` or
+//! A commit in two steps (`Reservation::stage_commit`, then `StagedCommit::publish` or
 //! `abort`): nothing is visible until it is published, and an unpublished one leaves the
 //! store as it was.
 
 use std::time::{Duration, Instant};
 
 use crate::store_support::{create, details, entries, provision, raw_index, reservation_ids};
-use wsp_environments::store::{Store, StoreError};
+use wsp_environments::store::{Staging, Store, StoreError};
+
+/// A staging under `name`, with no sweep.
+fn renamed(name: &str) -> Staging {
+    Staging {
+        name: Some(name.to_owned()),
+        sweep_first: false,
+    }
+}
 
 fn open_temp() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -21,7 +29,7 @@ async fn a_staged_commit_is_written_beside_the_index_and_seen_once_published() {
     let (id, root) = (reservation.id.clone(), reservation.root.clone());
     let before = raw_index(&store);
     let staged = reservation
-        .stage_commit_as("chosen".into(), details(&root))
+        .stage_commit(details(&root), renamed("chosen"))
         .await
         .unwrap();
     assert_eq!(raw_index(&store), before, "nothing is visible yet");
@@ -51,7 +59,7 @@ async fn an_aborted_staged_commit_leaves_the_store_as_before_it_was_reserved() {
     provision(&reservation.root);
     let root = reservation.root.clone();
     let staged = reservation
-        .stage_commit_as("chosen".into(), details(&root))
+        .stage_commit(details(&root), renamed("chosen"))
         .await
         .unwrap();
     staged.abort().await.unwrap();
@@ -69,7 +77,7 @@ async fn a_dropped_staged_commit_is_aborted_in_the_background() {
     let reservation = store.reserve("spare", "test").await.unwrap();
     let root = reservation.root.clone();
     let staged = reservation
-        .stage_commit_as("chosen".into(), details(&root))
+        .stage_commit(details(&root), renamed("chosen"))
         .await
         .unwrap();
     drop(staged);
@@ -91,7 +99,7 @@ async fn staging_under_a_taken_name_fails_and_aborts_the_reservation() {
     let reservation = store.reserve("spare", "test").await.unwrap();
     let root = reservation.root.clone();
     let staged = reservation
-        .stage_commit_as("taken".into(), details(&root))
+        .stage_commit(details(&root), renamed("taken"))
         .await;
     assert!(
         matches!(staged, Err(StoreError::NameConflict { ref name }) if name == "taken"),
