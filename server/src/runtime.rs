@@ -81,7 +81,7 @@ impl Default for RuntimeOptions {
     fn default() -> Self {
         RuntimeOptions {
             max_pending: 4096,
-            flush_bytes: 4096,
+            flush_bytes: 1024,
         }
     }
 }

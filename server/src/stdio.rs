@@ -71,6 +71,19 @@ impl Stdout {
     pub fn is_reactor(&self) -> bool {
         matches!(self, Stdout::Reactor(_))
     }
+
+    /// Whether the client has read everything written: a pipe holding no unread byte. Never
+    /// for a socket or a stdout off the reactor (not asked).
+    pub fn is_drained(&self) -> bool {
+        match self {
+            Stdout::Reactor(handle) => {
+                let fd = handle.fd.get_ref();
+                let is_pipe = handle.is_pipe;
+                is_pipe && rustix::io::ioctl_fionread(fd).is_ok_and(|unread| unread == 0)
+            }
+            Stdout::Pool(_) => false,
+        }
+    }
 }
 
 /// Resolves at the first `SIGTERM` or `SIGINT`; never, if the handlers can't be installed.
@@ -187,6 +200,8 @@ fn same_file(a: &impl AsFd, b: &impl AsFd) -> bool {
 pub struct NonBlocking {
     fd: AsyncFd<OwnedFd>,
     original_flags: OFlags,
+    /// A pipe, not a socket (whose unread bytes `FIONREAD` does not count on this side).
+    is_pipe: bool,
 }
 
 impl NonBlocking {
@@ -201,7 +216,11 @@ impl NonBlocking {
         // SAFETY: the `OwnedFd` owns its descriptor for as long as the `AsyncFd` holds it, and
         // always reports that same descriptor.
         match unsafe { AsyncFd::register(owned) } {
-            Ok(fd) => Some(NonBlocking { fd, original_flags }),
+            Ok(fd) => Some(NonBlocking {
+                fd,
+                original_flags,
+                is_pipe: file_type == FileType::Fifo,
+            }),
             Err(error) => {
                 let (owned, error) = error.into_parts();
                 let _ = fcntl_setfl(&owned, original_flags);
@@ -348,5 +367,32 @@ impl AsyncWrite for Stdout {
             Stdout::Reactor(pipe) => Pin::new(pipe).poll_shutdown(cx),
             Stdout::Pool(std) => Pin::new(std).poll_shutdown(cx),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    #[tokio::test]
+    async fn a_pipe_is_drained_once_its_reader_took_every_byte() {
+        let (mut reader, mut writer) = io::pipe().expect("a pipe");
+        let handle = std::fs::File::from(OwnedFd::from(writer.try_clone().expect("dup")));
+        let stdout = Stdout::Reactor(NonBlocking::new(handle).expect("on the reactor"));
+        assert!(stdout.is_drained());
+        writer.write_all(b"an answer").expect("write");
+        assert!(!stdout.is_drained());
+        let mut taken = [0; 9];
+        reader.read_exact(&mut taken).expect("read");
+        assert!(stdout.is_drained());
+    }
+
+    #[tokio::test]
+    async fn a_socket_is_never_taken_for_drained() {
+        let (_peer, socket) = std::os::unix::net::UnixStream::pair().expect("a socket pair");
+        let handle = std::fs::File::from(OwnedFd::from(socket));
+        let stdout = Stdout::Reactor(NonBlocking::new(handle).expect("on the reactor"));
+        assert!(!stdout.is_drained());
     }
 }

@@ -23,11 +23,25 @@ const MAX_KEPT_CAPACITY: usize = 1024 * 1024;
 /// holds 16 pages, and a write that is not a whole number of pages ends on a part-filled one
 /// that the next write cannot always share, so early writes of any other size would leave a
 /// pipe full with far fewer bytes in it (about 40 KiB of 64 with writes of a page and a bit).
+///
+/// A writer made [`with_early_writes`](FrameWriter::with_early_writes) also writes less than a
+/// page early, once that many bytes wait, when the stream says the peer has taken everything
+/// written before: a part-filled page then costs nothing, since the stream is empty. Small
+/// answers (a few dozen bytes each) then reach a peer that reads them while the rest of its
+/// requests are worked on, where in whole pages they would wait for the input to run dry.
 #[derive(Debug)]
 pub struct FrameWriter<W> {
     inner: W,
     buffer: BytesMut,
     eager_bytes: usize,
+    early: Option<EarlyWrites<W>>,
+}
+
+/// When a [`FrameWriter`] writes less than a page early.
+#[derive(Debug)]
+struct EarlyWrites<W> {
+    bytes: usize,
+    drained: fn(&W) -> bool,
 }
 
 impl<W> FrameWriter<W> {
@@ -42,7 +56,16 @@ impl<W> FrameWriter<W> {
             inner,
             buffer: BytesMut::new(),
             eager_bytes: eager_bytes.max(PAGE_BYTES),
+            early: None,
         }
+    }
+
+    /// Also writes what is buffered early, once `bytes` (less than a page) wait, when
+    /// `drained` says everything written before has been taken by the peer (see the type's
+    /// docs).
+    pub fn with_early_writes(mut self, bytes: usize, drained: fn(&W) -> bool) -> Self {
+        self.early = Some(EarlyWrites { bytes, drained });
+        self
     }
 
     /// Buffered bytes past which [`Sink::poll_ready`] writes.
@@ -76,6 +99,13 @@ impl<W: AsyncWrite + Unpin> Sink<Bytes> for FrameWriter<W> {
         while this.buffer.len() >= this.eager_bytes {
             let whole_pages = this.buffer.len() / PAGE_BYTES * PAGE_BYTES;
             ready!(this.poll_write_some(cx, whole_pages))?;
+        }
+        if let Some(early) = &this.early {
+            if this.buffer.len() >= early.bytes && (early.drained)(&this.inner) {
+                while !this.buffer.is_empty() {
+                    ready!(this.poll_write_some(cx, this.buffer.len()))?;
+                }
+            }
         }
         Poll::Ready(Ok(()))
     }
@@ -149,5 +179,37 @@ mod tests {
         assert_eq!(early.iter().sum::<usize>() + last, 10 * 1024);
         let frame = [&b"Content-Length: 1000\r\n\r\n"[..], &[b'x'; 1000]].concat();
         assert_eq!(recorder.bytes, frame.repeat(10));
+    }
+
+    /// Ten 45-byte answers fed one by one, as a session hands them over: how many bytes each
+    /// write took, before the flush.
+    async fn small_answers_written_before_the_flush(
+        drained: Option<fn(&Recorder) -> bool>,
+    ) -> Vec<usize> {
+        let mut writer = FrameWriter::new(Recorder::default());
+        if let Some(drained) = drained {
+            writer = writer.with_early_writes(200, drained);
+        }
+        for _ in 0..10 {
+            writer
+                .feed(Bytes::from(vec![b'y'; 45]))
+                .await
+                .expect("feed");
+        }
+        writer.get_ref().writes.clone()
+    }
+
+    #[tokio::test]
+    async fn small_answers_go_out_early_only_to_a_drained_peer() {
+        let early = small_answers_written_before_the_flush(Some(|_| true)).await;
+        assert!(!early.is_empty(), "no early write");
+        assert!(
+            early.iter().all(|len| *len >= 200 && *len < PAGE_BYTES),
+            "{early:?}"
+        );
+        let held = small_answers_written_before_the_flush(Some(|_| false)).await;
+        assert!(held.is_empty(), "{held:?}");
+        let pages_only = small_answers_written_before_the_flush(None).await;
+        assert!(pages_only.is_empty(), "{pages_only:?}");
     }
 }

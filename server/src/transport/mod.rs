@@ -77,6 +77,7 @@ pub struct ByteStream<R, W> {
     reader: R,
     writer: W,
     kind: Option<TransportName>,
+    drained: Option<fn(&W) -> bool>,
 }
 
 impl<R, W> ByteStream<R, W> {
@@ -86,7 +87,15 @@ impl<R, W> ByteStream<R, W> {
             reader,
             writer,
             kind: None,
+            drained: None,
         }
+    }
+
+    /// Says how to tell that the peer has taken everything written: the output then also
+    /// writes small answers early (see [`FrameWriter::with_early_writes`]).
+    pub fn with_drain_probe(mut self, drained: fn(&W) -> bool) -> Self {
+        self.drained = Some(drained);
+        self
     }
 
     /// Says what kind of transport it is (`initialize` reports it as `transport`).
@@ -105,7 +114,11 @@ where
     type Output = FrameWriter<W>;
 
     fn open(self, max_frame_bytes: usize) -> (Self::Input, Self::Output) {
-        frame_bytes(self.reader, self.writer, max_frame_bytes)
+        let (input, output) = frame_bytes(self.reader, self.writer, max_frame_bytes);
+        match self.drained {
+            Some(drained) => (input, output.with_early_writes(EARLY_WRITE_BYTES, drained)),
+            None => (input, output),
+        }
     }
 
     fn describe(&self, facts: &mut Extensions) {
@@ -114,6 +127,10 @@ where
         }
     }
 }
+
+/// Answers waiting past which a byte stream with a drain probe writes them before a page is
+/// full: about twenty small answers (`environment/list` of an empty store is 45 bytes).
+const EARLY_WRITE_BYTES: usize = 1024;
 
 /// `Content-Length` framing over a byte stream, both ways.
 pub(crate) fn frame_bytes<R: AsyncRead, W: AsyncWrite>(

@@ -15,5 +15,7 @@ pub fn stdio() -> Stdio {
         stdout_on_reactor = stdout.is_reactor(),
         "serving stdio"
     );
-    ByteStream::new(stdin, stdout).of_kind(super::TransportName::Stdio)
+    ByteStream::new(stdin, stdout)
+        .of_kind(super::TransportName::Stdio)
+        .with_drain_probe(Stdout::is_drained)
 }
