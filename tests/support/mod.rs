@@ -125,8 +125,25 @@ impl Server {
             .expect("a response in time");
         match next {
             Some(Ok(Frame::Payload(text))) => serde_json::from_str(&text).expect("JSON response"),
-            other => panic!("expected a response frame, got {other:?}"),
+            other => {
+                let ended = self.how_it_ended().await;
+                panic!("expected a response frame, got {other:?}; {ended}")
+            }
         }
+    }
+
+    /// How the server ended, for a test whose server stopped answering: its exit status (if it
+    /// exited within a second) and the end of its stderr.
+    async fn how_it_ended(&mut self) -> String {
+        let status = tokio::time::timeout(Duration::from_secs(1), self.child.wait()).await;
+        let mut log = String::new();
+        if let Some(mut stderr) = self.child.stderr.take() {
+            let reading = tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut log);
+            let _ = tokio::time::timeout(Duration::from_secs(1), reading).await;
+        }
+        let lines: Vec<&str> = log.lines().collect();
+        let tail = lines[lines.len().saturating_sub(30)..].join("\n");
+        format!("the server: {status:?}; the end of its stderr:\n{tail}")
     }
 
     /// Sends a request and returns its response.
