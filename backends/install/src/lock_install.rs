@@ -31,7 +31,7 @@ fn failed(detail: impl std::fmt::Display) -> BackendError {
 
 /// The `pylock.toml` of the venv at `root`: its distributions and where each came from. A
 /// distribution from an index also lists the files of its version that `installer` reports,
-/// with their hashes ([`crate::index_files`]).
+/// with their hashes (module `index_files`).
 pub async fn lock(root: &Path, installer: &Installer) -> Result<Lock, BackendError> {
     let read_root = root.to_owned();
     let (installed, sources) = tokio::task::spawn_blocking(move || {

@@ -5,7 +5,7 @@
 //! a wheel it came from as `[[packages.wheels]]` (`path` or `url`, `hashes.sha256`); an sdist as
 //! `[packages.sdist]`; any other archive as `[packages.archive]`; a source tree as
 //! `[packages.directory]`; a distribution from an index as `index`, with the files that index
-//! offers for its version and their hashes when they are known ([`crate::index_files`]); one
+//! offers for its version and their hashes when they are known (module `index_files`); one
 //! whose source is unknown with neither. Paths are absolute.
 //!
 //! Read back, an entry with an `index` is installed from that index by its exact version, and

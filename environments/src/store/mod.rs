@@ -108,8 +108,8 @@ impl Store {
     /// What [`list`](Store::list) returns, shared with the cache instead of copied.
     ///
     /// `received` is when the request asking was read ([`Request::received`]), if known:
-    /// requests read together then share one look at the watch (see
-    /// [`IndexCache::current`](cache::IndexCache::current)). `None` looks now.
+    /// requests read together then share one look at the watch (see `IndexCache::current` in
+    /// module `cache`). `None` looks now.
     ///
     /// [`Request::received`]: wsp_protocol::Request::received
     pub async fn listing(&self, received: Option<Instant>) -> Result<Listing, StoreError> {
