@@ -26,7 +26,6 @@ fn main() {
     println!("cargo:rerun-if-changed={SYMBOL_ORDER}");
     println!("cargo:rerun-if-env-changed=WSP_BUILD_PIE");
     println!("cargo:rerun-if-env-changed=WSP_BUILD_SYMBOL_ORDER");
-    let var = |key: &str| std::env::var(key).unwrap_or_default();
     let linux_gnu = var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu";
     if linux_gnu && var("WSP_BUILD_PIE") != "1" {
         println!("cargo:rustc-link-arg-bin=wsp=-no-pie");
@@ -45,7 +44,6 @@ fn main() {
 /// Whether the binary is linked by rustc's own LLD: the target is x86_64 Linux with glibc, the
 /// compiler is 1.90 or later, and neither a linker nor linker features are configured.
 fn links_with_lld() -> bool {
-    let var = |key: &str| std::env::var(key).unwrap_or_default();
     if var("TARGET") != "x86_64-unknown-linux-gnu" || std::env::var_os("RUSTC_LINKER").is_some() {
         return false;
     }
@@ -66,4 +64,9 @@ fn links_with_lld() -> bool {
         .map(|part| part.parse::<u32>().unwrap_or(0));
     let (major, minor) = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
     (major, minor) >= (1, 90)
+}
+
+/// The build environment's `key`, empty when unset.
+fn var(key: &str) -> String {
+    std::env::var(key).unwrap_or_default()
 }

@@ -11,11 +11,12 @@
 //!
 //! A create whose backend and resolved interpreter match a spare takes it: the backend
 //! relabels it with the client's name ([`RelabelRequest`]), the create's packages are
-//! installed into it, then the store commits it under that name, with the name checks of a reservation, in the one durable
-//! index write every create makes. Only a backend that says it can relabel
-//! ([`CanRelabelRequest`]) gets spares. A spare that cannot be used is aborted and the
-//! create goes the usual way. After a create that could have used one, the spare of its key
-//! is made again, after the answer. At the server's stop, every spare is aborted.
+//! installed into it, then the store commits it under that name, with the name checks of a
+//! reservation, in the one durable index write every create makes. Only a backend that says
+//! it can relabel ([`CanRelabelRequest`]) gets spares. A spare that cannot be used is aborted
+//! and the create goes the usual way. After a create that could have used one, the spare of
+//! its key is made again: after the answer, or, for a create that installs into the spare it
+//! took, while it installs. At the server's stop, every spare is aborted.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};

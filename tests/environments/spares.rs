@@ -131,6 +131,36 @@ fn anonymous(details: &Value) -> String {
     details.to_string().replace(root, "ROOT").replace(id, "ID")
 }
 
+/// Asserts that the environments of two answers hold the same files, modes and contents
+/// (their roots written `ROOT`), leaving out the paths `skipped` says; returns how many files
+/// were compared.
+fn assert_same_files(
+    spared: &Value,
+    plain: &Value,
+    skipped: fn(&Path) -> bool,
+    what: &str,
+) -> usize {
+    let root = |details: &Value| PathBuf::from(details["extra"]["path"].as_str().unwrap());
+    let kept = |root: &Path| -> BTreeMap<PathBuf, (u32, String)> {
+        tree(root)
+            .into_iter()
+            .filter(|(path, _)| !skipped(path))
+            .collect()
+    };
+    let (spared_tree, plain_tree) = (kept(&root(spared)), kept(&root(plain)));
+    let names = |tree: &BTreeMap<PathBuf, (u32, String)>| tree.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(names(&spared_tree), names(&plain_tree), "{what}");
+    for (path, file) in &spared_tree {
+        assert_eq!(
+            Some(file),
+            plain_tree.get(path),
+            "{what}: {}",
+            path.display()
+        );
+    }
+    spared_tree.len()
+}
+
 #[tokio::test]
 async fn a_create_from_a_spare_answers_and_writes_what_one_without_does() {
     let temp = tempfile::tempdir().unwrap();
@@ -153,15 +183,9 @@ async fn a_create_from_a_spare_answers_and_writes_what_one_without_does() {
     let made = plain.create(2, "the name ✓ 'quoted' $HOME", "3.12").await;
     assert_eq!(anonymous(&taken), anonymous(&made));
 
+    let compared = assert_same_files(&taken, &made, |_| false, "the venv backend");
+    assert!(compared > 10, "{compared} files");
     let spared_root = PathBuf::from(taken["extra"]["path"].as_str().unwrap());
-    let plain_root = PathBuf::from(made["extra"]["path"].as_str().unwrap());
-    let (spared_tree, plain_tree) = (tree(&spared_root), tree(&plain_root));
-    assert!(spared_tree.len() > 10, "{spared_tree:?}");
-    let names = |tree: &BTreeMap<PathBuf, (u32, String)>| tree.keys().cloned().collect::<Vec<_>>();
-    assert_eq!(names(&spared_tree), names(&plain_tree));
-    for (path, file) in &spared_tree {
-        assert_eq!(Some(file), plain_tree.get(path), "{}", path.display());
-    }
     let cfg = std::fs::read_to_string(spared_root.join("pyvenv.cfg")).unwrap();
     assert!(
         cfg.contains("prompt = the name ✓ 'quoted' $HOME\n"),
@@ -221,23 +245,7 @@ async fn a_create_with_packages_from_a_spare_answers_and_writes_what_one_without
         assert_eq!(anonymous(&taken), anonymous(&made), "{backend}");
 
         let bytecode = |path: &Path| path.components().any(|c| c.as_os_str() == "__pycache__");
-        let root = |details: &Value| PathBuf::from(details["extra"]["path"].as_str().unwrap());
-        let (spared_tree, plain_tree) = (tree(&root(&taken)), tree(&root(&made)));
-        let names = |tree: &BTreeMap<PathBuf, (u32, String)>| {
-            tree.keys()
-                .filter(|p| !bytecode(p))
-                .cloned()
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(names(&spared_tree), names(&plain_tree), "{backend}");
-        for (path, file) in spared_tree.iter().filter(|(p, _)| !bytecode(p)) {
-            assert_eq!(
-                Some(file),
-                plain_tree.get(path),
-                "{backend}: {}",
-                path.display()
-            );
-        }
+        assert_same_files(&taken, &made, bytecode, backend);
         plain.finish().await;
         spared.finish().await;
     }

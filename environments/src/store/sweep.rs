@@ -87,14 +87,14 @@ pub(crate) fn finish(layout: &Layout, half: HalfSwept) -> Result<SweepReport, St
     Ok(report)
 }
 
-/// Drops stale reservations and moves their roots and unowned environment directories to
-/// the trash, under `writer`. Returns the moved entries with their gates held, and the ids
-/// of committed environments.
 /// Logs a sweep that failed: the next one tries again, so nothing else is done about it.
 pub(crate) fn log_failure(error: &StoreError) {
     tracing::warn!(%error, "sweeping the state directory failed");
 }
 
+/// Drops stale reservations and moves their roots and unowned environment directories to
+/// the trash, under `writer`. Returns the moved entries with their gates held, and the ids
+/// of committed environments.
 fn move_leftovers_to_trash(
     layout: &Layout,
     writer: &IndexWriter<'_>,
