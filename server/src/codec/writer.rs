@@ -42,6 +42,9 @@ pub struct FrameWriter<W> {
 struct EarlyWrites<W> {
     bytes: usize,
     drained: fn(&W) -> bool,
+    /// The buffered length at which `drained` is asked next: `bytes` more than after the last
+    /// write or the last answer of `false`, so it is asked at most once per `bytes` buffered.
+    ask_at: usize,
 }
 
 impl<W> FrameWriter<W> {
@@ -62,9 +65,13 @@ impl<W> FrameWriter<W> {
 
     /// Also writes what is buffered early, once `bytes` (less than a page) wait, when
     /// `drained` says everything written before has been taken by the peer (see the type's
-    /// docs).
+    /// docs). `drained` is asked at most once per `bytes` buffered.
     pub fn with_early_writes(mut self, bytes: usize, drained: fn(&W) -> bool) -> Self {
-        self.early = Some(EarlyWrites { bytes, drained });
+        self.early = Some(EarlyWrites {
+            bytes,
+            drained,
+            ask_at: self.buffer.len() + bytes,
+        });
         self
     }
 
@@ -87,6 +94,9 @@ impl<W: AsyncWrite + Unpin> FrameWriter<W> {
             return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
         }
         self.buffer.advance(written);
+        if let Some(early) = &mut self.early {
+            early.ask_at = self.buffer.len() + early.bytes;
+        }
         Poll::Ready(Ok(()))
     }
 }
@@ -100,11 +110,19 @@ impl<W: AsyncWrite + Unpin> Sink<Bytes> for FrameWriter<W> {
             let whole_pages = this.buffer.len() / PAGE_BYTES * PAGE_BYTES;
             ready!(this.poll_write_some(cx, whole_pages))?;
         }
-        if let Some(early) = &this.early {
-            if this.buffer.len() >= early.bytes && (early.drained)(&this.inner) {
-                while !this.buffer.is_empty() {
-                    ready!(this.poll_write_some(cx, this.buffer.len()))?;
+        let write_early = match &mut this.early {
+            Some(early) if this.buffer.len() >= early.ask_at => {
+                let drained = (early.drained)(&this.inner);
+                if !drained {
+                    early.ask_at = this.buffer.len() + early.bytes;
                 }
+                drained
+            }
+            _ => false,
+        };
+        if write_early {
+            while !this.buffer.is_empty() {
+                ready!(this.poll_write_some(cx, this.buffer.len()))?;
             }
         }
         Poll::Ready(Ok(()))
@@ -211,5 +229,29 @@ mod tests {
         assert!(held.is_empty(), "{held:?}");
         let pages_only = small_answers_written_before_the_flush(None).await;
         assert!(pages_only.is_empty(), "{pages_only:?}");
+    }
+
+    #[tokio::test]
+    async fn a_peer_not_drained_is_asked_again_only_once_more_is_buffered() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static ASKED: AtomicUsize = AtomicUsize::new(0);
+        let never = |_: &Recorder| {
+            ASKED.fetch_add(1, Ordering::Relaxed);
+            false
+        };
+        let mut writer = FrameWriter::new(Recorder::default()).with_early_writes(200, never);
+        for _ in 0..40 {
+            writer
+                .feed(Bytes::from(vec![b'y'; 45]))
+                .await
+                .expect("feed");
+        }
+        let buffered = writer.buffer.len();
+        assert!(buffered < PAGE_BYTES, "{buffered}");
+        let asked = ASKED.load(Ordering::Relaxed);
+        assert!(
+            asked >= 1 && asked <= buffered / 200,
+            "asked {asked} times for {buffered} bytes"
+        );
     }
 }
