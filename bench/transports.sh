@@ -10,7 +10,8 @@
 # FLOOD_WINDOW in flight, one light client at window 1 measured).
 #
 # Knobs (environment): REPEAT (3), N (200000), N_LAT (20000), N_FLOOD (5000), IDLE (1000),
-# FLOOD_CONNECTIONS (100), FLOOD_WINDOW (64), TIMEOUT (loadgen --timeout-s, 120), RESULTS
+# FLOOD_CONNECTIONS (100), FLOOD_WINDOW (64), CASES and SERVERS (a subset of the cases and
+# servers below, space-separated; all by default), TIMEOUT (loadgen --timeout-s, 120), RESULTS
 # (JSON lines, default under /tmp), LOGDIR (servers' stderr, default a temporary directory),
 # WSP_BIN (a prebuilt wsp: skips building it), PEERS_TARGET (/tmp/wsp-peers-target).
 set -euo pipefail
@@ -106,8 +107,8 @@ case_args() {
     return 0
 }
 
-CASES="ws-trivial-w64 ws-trivial-w1 trivial-w64 idle-$IDLE flood-$FLOOD_CONNECTIONS"
-SERVERS="wsp-ws jsonrpsee-ws wsp-unix wsp-stdio"
+CASES="${CASES:-ws-trivial-w64 ws-trivial-w1 trivial-w64 idle-$IDLE flood-$FLOOD_CONNECTIONS}"
+SERVERS="${SERVERS:-wsp-ws jsonrpsee-ws wsp-unix wsp-stdio}"
 : >"$RESULTS"
 failed=0
 for repeat in $(seq 1 "$REPEAT"); do

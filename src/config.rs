@@ -52,6 +52,8 @@ pub struct ServeConfig {
     pub drain_timeout: Duration,
     /// How many handlers run at once.
     pub concurrency_limit: usize,
+    /// How long an idle session keeps reading after it answered (`--busy-poll`).
+    pub busy_poll: Duration,
     /// The bytes requests waiting for a handler slot may hold before reading pauses.
     pub max_queued_bytes: usize,
     /// The default `max_output_bytes` of `environment/execute`; `None` keeps 16 MiB.
@@ -92,6 +94,7 @@ impl Default for ServeConfig {
             max_frame_bytes: wsp_server::codec::DEFAULT_MAX_FRAME_BYTES,
             drain_timeout: Duration::from_secs(5),
             concurrency_limit: 64,
+            busy_poll: wsp_server::runtime::DEFAULT_BUSY_POLL,
             max_queued_bytes: wsp_middleware::DEFAULT_MAX_QUEUED_BYTES,
             max_output_bytes: None,
             log_format: LogFormat::Text,

@@ -66,6 +66,7 @@ pub fn reference_server(config: &ServeConfig) -> Result<wsp_server::Server, Star
     Ok(builder
         .max_frame_bytes(config.max_frame_bytes)
         .drain_timeout(config.drain_timeout)
+        .busy_poll(config.busy_poll)
         .concurrency_limit(config.concurrency_limit)
         .max_queued_bytes(config.max_queued_bytes)
         .group(environments)

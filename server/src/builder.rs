@@ -54,6 +54,7 @@ pub struct ServerBuilder {
     groups: Vec<Arc<dyn MethodGroup>>,
     broadcasts: Vec<Broadcast>,
     max_frame_bytes: usize,
+    busy_poll: Duration,
 }
 
 impl Default for ServerBuilder {
@@ -76,6 +77,7 @@ impl ServerBuilder {
             groups: Vec::new(),
             broadcasts: Vec::new(),
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+            busy_poll: runtime::DEFAULT_BUSY_POLL,
         }
     }
 
@@ -154,6 +156,16 @@ impl ServerBuilder {
         self
     }
 
+    /// How long a session with nothing to do keeps reading after it wrote answers, before its
+    /// thread sleeps (default 150 µs; `Duration::ZERO` never). A client that sends its next
+    /// request as soon as it read an answer is then read without a wake-up of the server's
+    /// thread; a session whose client does not come back that fast stops doing it (see
+    /// [`runtime::MISSES_TO_REST`](crate::runtime::MISSES_TO_REST)).
+    pub fn busy_poll(mut self, window: Duration) -> Self {
+        self.busy_poll = window;
+        self
+    }
+
     /// How long the drain waits for in-flight requests (default 5 s).
     pub fn drain_timeout(self, timeout: Duration) -> Self {
         self.edit_stack(move |stack| stack.drain_deadline(timeout))
@@ -210,6 +222,7 @@ impl ServerBuilder {
                 stack: self.stack,
                 facts,
                 max_frame_bytes: self.max_frame_bytes,
+                busy_poll: self.busy_poll,
             }),
         }
     }
@@ -243,6 +256,7 @@ struct ServerState {
     facts: Facts,
     methods: Vec<String>,
     max_frame_bytes: usize,
+    busy_poll: Duration,
 }
 
 impl Server {
@@ -364,7 +378,10 @@ impl Server {
         for broadcast in &state.broadcasts {
             broadcast.forward(notifier.clone(), handles.lifecycle.clone());
         }
-        let options = RuntimeOptions::default();
+        let options = RuntimeOptions {
+            busy_poll: state.busy_poll,
+            ..RuntimeOptions::default()
+        };
         let gate = Some(handles.start_gate);
         runtime::serve(stack, input, output, notifications, options, gate).await
     }

@@ -35,11 +35,13 @@
 //!   told; the deadline it returns bounds the rest of the session, writing included.
 
 mod answers;
+mod busy_poll;
 mod fair_read;
 mod held;
 mod output;
 mod source;
 
+pub use busy_poll::{MISSES_TO_REST, RETRY_EVERY};
 pub use fair_read::{FairRead, FAIR_READ_BYTES};
 pub use source::FrameSource;
 
@@ -49,7 +51,7 @@ use std::future::{poll_fn, Future};
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures::Sink;
@@ -66,6 +68,10 @@ use answers::{Answers, Element, ENCODE_AHEAD};
 /// Room for messages of a payload kept from one payload to the next.
 const KEPT_MESSAGES: usize = 64;
 
+/// [`RuntimeOptions::busy_poll`] by default: longer than a client on the same machine takes to
+/// send its next request after reading an answer (BENCHMARKS.md, "Busy polling").
+pub const DEFAULT_BUSY_POLL: Duration = Duration::from_micros(150);
+
 /// How the runtime runs.
 #[derive(Debug, Clone)]
 pub struct RuntimeOptions {
@@ -75,6 +81,9 @@ pub struct RuntimeOptions {
     /// Bytes of ready answers past which they are written before more buffered input is
     /// handled, so the client reads them (and sends more) while the rest is worked on.
     pub flush_bytes: usize,
+    /// How long an idle session keeps reading after it wrote, before it sleeps (see
+    /// [`MISSES_TO_REST`] for when it stops doing so); `Duration::ZERO` never.
+    pub busy_poll: Duration,
 }
 
 impl Default for RuntimeOptions {
@@ -82,6 +91,7 @@ impl Default for RuntimeOptions {
         RuntimeOptions {
             max_pending: 4096,
             flush_bytes: 1024,
+            busy_poll: DEFAULT_BUSY_POLL,
         }
     }
 }
@@ -118,6 +128,7 @@ where
         status: 0,
         closes_at: None,
         received: None,
+        busy_poll: busy_poll::BusyPoll::new(options.busy_poll),
         options,
     };
     poll_fn(|cx| session.poll(cx)).await
@@ -151,6 +162,7 @@ struct Session<S: Service<Request, Response = Response, Error = Infallible>, I, 
     /// What the input said of the last frame read (see [`FrameSource::received`]); every
     /// request dispatched from then on carries it, no earlier than its own read.
     received: Option<Instant>,
+    busy_poll: busy_poll::BusyPoll,
     options: RuntimeOptions,
 }
 
@@ -199,9 +211,21 @@ where
                 // Nothing is left to do until something wakes the session (a partial frame
                 // may be buffered): what was written goes out first.
                 self.flush(cx);
+                if self.idle() && self.busy_poll.keep_polling() {
+                    cx.waker().wake_by_ref();
+                }
                 return Poll::Pending;
             }
         }
+    }
+
+    /// Whether the session waits for input alone: nothing running, nothing held.
+    fn idle(&self) -> bool {
+        self.input.is_some()
+            && self.parked.is_none()
+            && self.held.is_empty()
+            && self.answers.is_empty()
+            && !self.unflushed
     }
 
     /// Whether [`Session::read`] goes on with input already buffered.
@@ -353,6 +377,7 @@ where
         match Pin::new(&mut *input).poll_next(cx) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(Some(Ok(frame))) => {
+                self.busy_poll.input_came();
                 self.received = input.received();
                 Poll::Ready(Some(frame))
             }

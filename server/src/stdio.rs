@@ -262,20 +262,37 @@ impl AsyncRead for NonBlocking {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        // Read straight into the unfilled part: zeroing it first (`initialize_unfilled`) cost
-        // a memset of the whole read buffer, up to 64 KiB, for every read.
-        let read = ready!(self.poll_io(cx, false, |fd| {
-            // SAFETY: `read(2)` only writes into these bytes; nothing de-initializes them.
-            let unfilled = unsafe { buf.unfilled_mut() };
-            rustix::io::read(fd, unfilled)
-                .map(|(filled, _)| filled.len())
-                .map_err(io::Error::from)
-        }))?;
+        let mut tried = false;
+        let polled = self.poll_io(cx, false, |fd| {
+            tried = true;
+            read_unfilled(fd, buf)
+        });
+        let read = match polled {
+            Poll::Ready(read) => read?,
+            Poll::Pending if tried => return Poll::Pending,
+            // The reactor has not seen input since the last read found none, but a
+            // busy-polling session asks before the reactor looks again (the waker is
+            // registered, so nothing can be missed).
+            Poll::Pending => match read_unfilled(self.fd.get_ref(), buf) {
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Poll::Pending,
+                read => read?,
+            },
+        };
         // SAFETY: `read(2)` initialized the first `read` bytes of the unfilled part.
         unsafe { buf.assume_init(read) };
         buf.advance(read);
         Poll::Ready(Ok(()))
     }
+}
+
+/// Reads straight into the unfilled part of `buf`: zeroing it first (`initialize_unfilled`)
+/// cost a memset of the whole read buffer, up to 64 KiB, for every read.
+fn read_unfilled(fd: &OwnedFd, buf: &mut ReadBuf<'_>) -> io::Result<usize> {
+    // SAFETY: `read(2)` only writes into these bytes; nothing de-initializes them.
+    let unfilled = unsafe { buf.unfilled_mut() };
+    rustix::io::read(fd, unfilled)
+        .map(|(filled, _)| filled.len())
+        .map_err(io::Error::from)
 }
 
 impl AsyncWrite for NonBlocking {
@@ -386,6 +403,21 @@ mod tests {
         let mut taken = [0; 9];
         reader.read_exact(&mut taken).expect("read");
         assert!(stdout.is_drained());
+    }
+
+    #[tokio::test]
+    async fn a_read_finds_input_the_reactor_has_not_reported_yet() {
+        use tokio::io::AsyncReadExt;
+        let (reader, mut writer) = io::pipe().expect("a pipe");
+        let handle = std::fs::File::from(OwnedFd::from(reader));
+        let mut stdin = Stdin::Reactor(NonBlocking::new(handle).expect("on the reactor"));
+        let mut taken = [0; 9];
+        assert!(futures::poll!(Box::pin(stdin.read(&mut taken))).is_pending());
+        writer.write_all(b"a request").expect("write");
+        // Polled again at once, before the reactor has had a turn to see the input.
+        let read = futures::poll!(Box::pin(stdin.read(&mut taken)));
+        assert!(matches!(read, Poll::Ready(Ok(9))), "{read:?}");
+        assert_eq!(&taken, b"a request");
     }
 
     #[tokio::test]

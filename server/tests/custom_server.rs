@@ -190,3 +190,55 @@ async fn an_initialize_the_tool_author_binds_is_the_one_answered() {
     let init = client.initialize().await;
     assert_eq!(init["result"], json!({"mine": true}), "{init}");
 }
+
+/// A reader that counts how often it is asked for input.
+struct CountingReader<R> {
+    inner: R,
+    polls: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for CountingReader<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        self.polls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        std::pin::Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+#[tokio::test]
+async fn an_idle_session_keeps_reading_for_its_busy_poll_window_after_an_answer() {
+    let server = ServerBuilder::new()
+        .busy_poll(Duration::from_secs(60))
+        .build();
+    let (client_side, server_side) = tokio::io::duplex(64 * 1024);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let polls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let reader = CountingReader {
+        inner: server_read,
+        polls: polls.clone(),
+    };
+    let _running = tokio::spawn(server.serve(reader, server_write));
+    let (client_read, client_write) = tokio::io::split(client_side);
+    let mut client = Client {
+        to_server: FramedWrite::new(client_write, FrameCodec::new()),
+        from_server: FramedRead::new(client_read, FrameCodec::new()),
+    };
+    client.initialize().await;
+    // Nothing more is sent: the session asks its input again and again all the same (with no
+    // busy polling it would sleep until input came, and this would time out).
+    let answered_at = polls.load(std::sync::atomic::Ordering::Relaxed);
+    let asked_again = async {
+        while polls.load(std::sync::atomic::Ordering::Relaxed) < answered_at + 1000 {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), asked_again)
+        .await
+        .expect("the idle session read its input 1,000 more times");
+    let again = client.call(2, "shutdown", json!(null)).await;
+    assert_eq!(again["id"], 2, "{again}");
+}

@@ -84,6 +84,7 @@ where
             self.unflushed = false;
             return;
         }
+        self.busy_poll.wrote();
         match Pin::new(&mut self.output).poll_flush(cx) {
             Poll::Ready(Ok(())) => self.unflushed = false,
             Poll::Ready(Err(e)) => self.broken(&e),
