@@ -272,11 +272,20 @@ impl AsyncRead for NonBlocking {
             Poll::Pending if tried => return Poll::Pending,
             // The reactor has not seen input since the last read found none, but a
             // busy-polling session asks before the reactor looks again (the waker is
-            // registered, so nothing can be missed).
-            Poll::Pending => match read_unfilled(self.fd.get_ref(), buf) {
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Poll::Pending,
-                read => read?,
-            },
+            // registered, so nothing can be missed). The read takes from the task's budget
+            // as the reactor's reads do.
+            Poll::Pending => {
+                let coop = ready!(tokio::task::coop::poll_proceed(cx));
+                match read_unfilled(self.fd.get_ref(), buf) {
+                    Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                        return Poll::Pending
+                    }
+                    read => {
+                        coop.made_progress();
+                        read?
+                    }
+                }
+            }
         };
         // SAFETY: `read(2)` initialized the first `read` bytes of the unfilled part.
         unsafe { buf.assume_init(read) };
@@ -391,6 +400,7 @@ impl AsyncWrite for Stdout {
 mod tests {
     use super::*;
     use std::io::{Read, Write};
+    use tokio::io::AsyncReadExt;
 
     #[tokio::test]
     async fn a_pipe_is_drained_once_its_reader_took_every_byte() {
@@ -407,7 +417,6 @@ mod tests {
 
     #[tokio::test]
     async fn a_read_finds_input_the_reactor_has_not_reported_yet() {
-        use tokio::io::AsyncReadExt;
         let (reader, mut writer) = io::pipe().expect("a pipe");
         let handle = std::fs::File::from(OwnedFd::from(reader));
         let mut stdin = Stdin::Reactor(NonBlocking::new(handle).expect("on the reactor"));
@@ -418,6 +427,28 @@ mod tests {
         let read = futures::poll!(Box::pin(stdin.read(&mut taken)));
         assert!(matches!(read, Poll::Ready(Ok(9))), "{read:?}");
         assert_eq!(&taken, b"a request");
+    }
+
+    #[tokio::test]
+    async fn a_read_past_the_task_budget_waits_for_the_next_turn() {
+        let (reader, mut writer) = io::pipe().expect("a pipe");
+        let handle = std::fs::File::from(OwnedFd::from(reader));
+        let mut stdin = Stdin::Reactor(NonBlocking::new(handle).expect("on the reactor"));
+        let mut taken = [0; 9];
+        assert!(futures::poll!(Box::pin(stdin.read(&mut taken))).is_pending());
+        writer.write_all(b"a request").expect("write");
+        std::future::poll_fn(|cx| {
+            while let Poll::Ready(coop) = tokio::task::coop::poll_proceed(cx) {
+                coop.made_progress();
+            }
+            let mut buf = ReadBuf::new(&mut taken);
+            let read = Pin::new(&mut stdin).poll_read(cx, &mut buf);
+            assert!(read.is_pending(), "read with no budget left: {read:?}");
+            Poll::Ready(())
+        })
+        .await;
+        let read = stdin.read(&mut taken).await.expect("read");
+        assert_eq!(&taken[..read], b"a request");
     }
 
     #[tokio::test]
