@@ -415,14 +415,22 @@ mod tests {
         assert!(stdout.is_drained());
     }
 
-    #[tokio::test]
-    async fn a_read_finds_input_the_reactor_has_not_reported_yet() {
+    /// A stdin on a pipe that its last read found empty, then given `a request`, which the
+    /// reactor has not had a turn to see yet.
+    async fn stdin_with_unreported_input() -> (Stdin, io::PipeWriter) {
         let (reader, mut writer) = io::pipe().expect("a pipe");
         let handle = std::fs::File::from(OwnedFd::from(reader));
         let mut stdin = Stdin::Reactor(NonBlocking::new(handle).expect("on the reactor"));
         let mut taken = [0; 9];
         assert!(futures::poll!(Box::pin(stdin.read(&mut taken))).is_pending());
         writer.write_all(b"a request").expect("write");
+        (stdin, writer)
+    }
+
+    #[tokio::test]
+    async fn a_read_finds_input_the_reactor_has_not_reported_yet() {
+        let (mut stdin, _writer) = stdin_with_unreported_input().await;
+        let mut taken = [0; 9];
         // Polled again at once, before the reactor has had a turn to see the input.
         let read = futures::poll!(Box::pin(stdin.read(&mut taken)));
         assert!(matches!(read, Poll::Ready(Ok(9))), "{read:?}");
@@ -431,12 +439,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_read_past_the_task_budget_waits_for_the_next_turn() {
-        let (reader, mut writer) = io::pipe().expect("a pipe");
-        let handle = std::fs::File::from(OwnedFd::from(reader));
-        let mut stdin = Stdin::Reactor(NonBlocking::new(handle).expect("on the reactor"));
+        let (mut stdin, _writer) = stdin_with_unreported_input().await;
         let mut taken = [0; 9];
-        assert!(futures::poll!(Box::pin(stdin.read(&mut taken))).is_pending());
-        writer.write_all(b"a request").expect("write");
         std::future::poll_fn(|cx| {
             while let Poll::Ready(coop) = tokio::task::coop::poll_proceed(cx) {
                 coop.made_progress();
