@@ -54,7 +54,7 @@ pub struct ServerBuilder {
     groups: Vec<Arc<dyn MethodGroup>>,
     broadcasts: Vec<Broadcast>,
     max_frame_bytes: usize,
-    busy_poll: Duration,
+    runtime: RuntimeOptions,
 }
 
 impl Default for ServerBuilder {
@@ -77,7 +77,7 @@ impl ServerBuilder {
             groups: Vec::new(),
             broadcasts: Vec::new(),
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
-            busy_poll: runtime::DEFAULT_BUSY_POLL,
+            runtime: RuntimeOptions::default(),
         }
     }
 
@@ -162,7 +162,7 @@ impl ServerBuilder {
     /// thread; a session whose client does not come back that fast stops doing it (see
     /// [`runtime::MISSES_TO_REST`](crate::runtime::MISSES_TO_REST)).
     pub fn busy_poll(mut self, window: Duration) -> Self {
-        self.busy_poll = window;
+        self.runtime.busy_poll = window;
         self
     }
 
@@ -222,7 +222,7 @@ impl ServerBuilder {
                 stack: self.stack,
                 facts,
                 max_frame_bytes: self.max_frame_bytes,
-                busy_poll: self.busy_poll,
+                runtime: self.runtime,
             }),
         }
     }
@@ -256,7 +256,7 @@ struct ServerState {
     facts: Facts,
     methods: Vec<String>,
     max_frame_bytes: usize,
-    busy_poll: Duration,
+    runtime: RuntimeOptions,
 }
 
 impl Server {
@@ -378,10 +378,7 @@ impl Server {
         for broadcast in &state.broadcasts {
             broadcast.forward(notifier.clone(), handles.lifecycle.clone());
         }
-        let options = RuntimeOptions {
-            busy_poll: state.busy_poll,
-            ..RuntimeOptions::default()
-        };
+        let options = state.runtime.clone();
         let gate = Some(handles.start_gate);
         runtime::serve(stack, input, output, notifications, options, gate).await
     }

@@ -199,19 +199,14 @@ where
                 self.flush(cx);
             }
             let read = self.read(cx);
-            if self.input.is_none()
-                && self.parked.is_none()
-                && self.held.is_empty()
-                && self.answers.is_empty()
-                && !self.unflushed
-            {
+            if self.input.is_none() && self.all_answered() {
                 return Poll::Ready(self.status);
             }
             if !wrote && !read {
                 // Nothing is left to do until something wakes the session (a partial frame
                 // may be buffered): what was written goes out first.
                 self.flush(cx);
-                if self.idle() && self.busy_poll.keep_polling() {
+                if self.input.is_some() && self.all_answered() && self.busy_poll.keep_polling() {
                     cx.waker().wake_by_ref();
                 }
                 return Poll::Pending;
@@ -219,13 +214,10 @@ where
         }
     }
 
-    /// Whether the session waits for input alone: nothing running, nothing held.
-    fn idle(&self) -> bool {
-        self.input.is_some()
-            && self.parked.is_none()
-            && self.held.is_empty()
-            && self.answers.is_empty()
-            && !self.unflushed
+    /// Whether everything read has been answered and written out: nothing parked, held,
+    /// running or unflushed.
+    fn all_answered(&self) -> bool {
+        self.parked.is_none() && self.held.is_empty() && self.answers.is_empty() && !self.unflushed
     }
 
     /// Whether [`Session::read`] goes on with input already buffered.
