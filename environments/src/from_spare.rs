@@ -49,6 +49,7 @@ impl Environments {
             reservation,
             provisioned,
             description,
+            mut prepared,
         } = spare;
         let root = reservation.root.clone();
         let full_version = provisioned.python_full_version;
@@ -74,6 +75,8 @@ impl Environments {
             // so that a create coming right after this one finds it ready.
             self.refill_spare(key.clone(), params.version_request);
             progress.report(provisioned, Some(20)).await;
+            // Over at once unless the backend is still preparing the spare for installs.
+            let _ = prepared.wait_for(|over| *over).await;
             let target = (root.as_path(), reservation.id.as_str());
             if let Err(error) = self
                 .install_requested(backend, target, params, progress)

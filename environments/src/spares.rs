@@ -16,16 +16,18 @@
 //! it can relabel ([`CanRelabelRequest`]) gets spares. A spare that cannot be used is aborted
 //! and the create goes the usual way. After a create that could have used one, the spare of
 //! its key is made again: after the answer, or, for a create that installs into the spare it
-//! took, while it installs. At the server's stop, every spare is aborted.
+//! took, while it installs. Once made, a spare is usable at once, and the backend then
+//! prepares it for installs in the background ([`PrepareSpareRequest`]: uv's first look at
+//! its interpreter). At the server's stop, every spare is aborted.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+use tokio::sync::{watch, Mutex as AsyncMutex, OwnedMutexGuard};
 use wsp_backend::{
-    CanRelabelRequest, DescribeRequest, Description, ProvisionRequest, Provisioned,
-    ResolvedInterpreter,
+    CanRelabelRequest, DescribeRequest, Description, PrepareSpareRequest, ProvisionRequest,
+    Provisioned, ResolvedInterpreter,
 };
 use wsp_protocol::VersionRequest;
 
@@ -34,6 +36,10 @@ use crate::Environments;
 
 /// How many keys keep a spare at once; making one for another key aborts the oldest.
 const MAX_SPARES: usize = 4;
+
+/// How long a backend may prepare a spare (an install into it waits for that): uv's look at
+/// an interpreter takes about 50 ms.
+const PREPARING_AT_MOST: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The start of every spare's name: with an id after it, longer than any client's name.
 const SPARE_NAME: &str = "wsp spare environment, provisioned ahead; a name no client may take: ";
@@ -59,6 +65,9 @@ pub(crate) struct Spare {
     pub(crate) reservation: Reservation,
     pub(crate) provisioned: Provisioned,
     pub(crate) description: Description,
+    /// Becomes `true` once the backend is done preparing it (or gave up): a create that
+    /// installs waits for that rather than have its installer do the same work beside it.
+    pub(crate) prepared: watch::Receiver<bool>,
 }
 
 /// Where one key's spare is, or will be: its filler holds the lock until the spare is
@@ -211,8 +220,8 @@ impl Environments {
         });
     }
 
-    /// Makes the spare of `key` into `guard`. A spare that cannot be made leaves its slot
-    /// empty and gone.
+    /// Makes the spare of `key` into `guard`, then has the backend prepare it (see the
+    /// module's docs). A spare that cannot be made leaves its slot empty and gone.
     async fn fill(
         self,
         key: SpareKey,
@@ -220,21 +229,41 @@ impl Environments {
         mut guard: OwnedMutexGuard<Option<Spare>>,
         slot: Slot,
     ) {
-        match self.made(&key, python_version).await {
-            Some(spare) => {
-                tracing::debug!(id = %spare.reservation.id, "a spare environment is ready");
-                *guard = Some(spare);
-            }
-            None => {
-                let mut state = self.inner.spares.state();
-                state.slots.retain(|(_, _, s)| !Arc::ptr_eq(s, &slot));
-            }
-        }
+        let Some((spare, prepared)) = self.made(&key, python_version).await else {
+            let mut state = self.inner.spares.state();
+            state.slots.retain(|(_, _, s)| !Arc::ptr_eq(s, &slot));
+            return;
+        };
+        let id = spare.reservation.id.clone();
+        let preparing = PrepareSpareRequest {
+            root: spare.reservation.root.clone(),
+            interpreter_path: spare.provisioned.interpreter_path.clone(),
+        };
+        tracing::debug!(%id, "a spare environment is ready");
+        *guard = Some(spare);
         drop(guard);
+        let Ok(backend) = self.backend(&key.backend) else {
+            return;
+        };
+        // A create may take the spare meanwhile (one that installs waits for this), and may
+        // delete it: the backend then fails here, which costs nothing.
+        match tokio::time::timeout(PREPARING_AT_MOST, backend.call(preparing)).await {
+            Ok(Ok(())) => tracing::debug!(%id, "a spare environment is prepared for installs"),
+            Ok(Err(error)) => {
+                tracing::debug!(%id, %error, "a spare environment could not be prepared")
+            }
+            Err(_) => tracing::debug!(%id, "preparing a spare environment took too long"),
+        }
+        let _ = prepared.send(true);
     }
 
-    /// A new spare for `key`, provisioned and described; `None` (logged) if it can't be made.
-    async fn made(&self, key: &SpareKey, python_version: VersionRequest) -> Option<Spare> {
+    /// A new spare for `key`, provisioned and described, and the sender that says it is
+    /// prepared; `None` (logged) if it can't be made.
+    async fn made(
+        &self,
+        key: &SpareKey,
+        python_version: VersionRequest,
+    ) -> Option<(Spare, watch::Sender<bool>)> {
         let backend = self.backend(&key.backend).ok()?;
         match backend.call(CanRelabelRequest).await {
             Ok(true) => {}
@@ -272,11 +301,16 @@ impl Environments {
             Err(error) => Err(error.to_string()),
         };
         match made {
-            Ok((provisioned, description)) => Some(Spare {
-                reservation,
-                provisioned,
-                description,
-            }),
+            Ok((provisioned, description)) => {
+                let (done, prepared) = watch::channel(false);
+                let spare = Spare {
+                    reservation,
+                    provisioned,
+                    description,
+                    prepared,
+                };
+                Some((spare, done))
+            }
             Err(error) => {
                 tracing::debug!(%error, root = %root.display(), "no spare environment");
                 discard(reservation).await;

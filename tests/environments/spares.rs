@@ -3,8 +3,8 @@
 //! exactly what it would have without it; spares are never listed, collected or journalled,
 //! go away with their server, and a killed server's is swept by the next.
 //!
-//! The tests sync on the server's debug log line `a spare environment is ready`, read from
-//! its stderr as it is written.
+//! The tests sync on the server's debug log lines `a spare environment is ready` and `... is
+//! prepared for installs`, read from its stderr as they are written.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,6 +16,7 @@ use tokio::process::ChildStderr;
 use crate::support::{error_code, without_managed_pythons, Server};
 
 const READY: &str = "a spare environment is ready";
+const PREPARED: &str = "a spare environment is prepared for installs";
 
 /// A server whose stderr is read line by line as it comes.
 struct Logged {
@@ -53,18 +54,29 @@ impl Logged {
 
     /// The id of the next spare the server says is ready.
     async fn next_spare(&mut self) -> String {
+        let line = self.next_line_saying(READY).await;
+        let at = line.find("env-").expect("the spare's id");
+        line[at..at + 16].to_owned()
+    }
+
+    /// Waits for the server to say that spare `id` is prepared for installs.
+    async fn prepared(&mut self, id: &str) {
+        while !self.next_line_saying(PREPARED).await.contains(id) {}
+    }
+
+    /// The next log line that contains `words`.
+    async fn next_line_saying(&mut self, words: &str) -> String {
         loop {
             let line =
                 tokio::time::timeout(std::time::Duration::from_secs(60), self.log.next_line())
                     .await
                     .expect("a log line in time")
                     .expect("stderr reads")
-                    .unwrap_or_else(|| panic!("the log ended without a spare:\n{}", self.seen));
+                    .unwrap_or_else(|| panic!("the log ended before {words:?}:\n{}", self.seen));
             self.seen.push_str(&line);
             self.seen.push('\n');
-            if line.contains(READY) {
-                let at = line.find("env-").expect("the spare's id");
-                return line[at..at + 16].to_owned();
+            if line.contains(words) {
+                return line;
             }
         }
     }
@@ -195,8 +207,9 @@ async fn a_create_from_a_spare_answers_and_writes_what_one_without_does() {
     spared.finish().await;
 }
 
-/// With packages, on the venv backend and on the uv backend: the create installs into the
-/// spare, and the answer and the files (bytecode aside) are those of a create without spares.
+/// With packages, on the venv backend and on the uv backend (both installing with uv): the
+/// create installs into the spare, prepared for installs before it is taken, and the answer
+/// and the files (bytecode aside) are those of a create without spares.
 #[tokio::test]
 async fn a_create_with_packages_from_a_spare_answers_and_writes_what_one_without_does() {
     let temp = tempfile::tempdir().unwrap();
@@ -220,6 +233,7 @@ async fn a_create_with_packages_from_a_spare_answers_and_writes_what_one_without
             .await;
         assert!(first.get("result").is_some(), "{first}");
         let spare = spared.next_spare().await;
+        spared.prepared(&spare).await;
         let taken = spared
             .server
             .call(2, "environment/create", params("second"))

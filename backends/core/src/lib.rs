@@ -12,7 +12,7 @@ pub use backend::{
     resolve_cwd, resolve_cwd_in, Answers, Backend, BackendError, BackendRequest, BackendService,
     BackendStack, BoxBackend, CanRelabelRequest, ContainmentMode, DescribeRequest, Description,
     InstallRequest, InstallSource, LockInstallRequest, LockRequest, OutputChunk, OutputSink,
-    ProgressSink, ProgressStep, ProvisionRequest, Provisioned, RelabelRequest, ReleaseRequest,
-    ResolveRequest, ResolvedInterpreter, RunOptions, RunRequest, SandboxNetwork, SandboxPolicy,
-    StdinStream, UninstallRequest, WorkingDir, DEFAULT_MAX_OUTPUT_BYTES,
+    PrepareSpareRequest, ProgressSink, ProgressStep, ProvisionRequest, Provisioned, RelabelRequest,
+    ReleaseRequest, ResolveRequest, ResolvedInterpreter, RunOptions, RunRequest, SandboxNetwork,
+    SandboxPolicy, StdinStream, UninstallRequest, WorkingDir, DEFAULT_MAX_OUTPUT_BYTES,
 };

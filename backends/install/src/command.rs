@@ -170,6 +170,20 @@ impl Installer {
         argv
     }
 
+    /// The command line that makes the installer look at `python` and remember what it saw,
+    /// changing nothing: `uv pip list --quiet` (uv caches what it learns of an interpreter,
+    /// by path, until the interpreter changes). `None`: pip keeps nothing between runs.
+    pub(super) fn look_argv(&self, python: &Path) -> Option<Vec<String>> {
+        match self {
+            Installer::Uv(_) => {
+                let mut argv = self.unconfined_prefix(python, "list");
+                argv.push("--quiet".to_owned());
+                Some(argv)
+            }
+            Installer::Pip | Installer::ExternalPip(_) => None,
+        }
+    }
+
     /// `uv pip <verb> --python <python> --no-config` or
     /// `<python> -m pip <verb> --isolated --disable-pip-version-check`: neither reads the
     /// server user's configuration files or (for pip) `PIP_*` variables, so every install is

@@ -2,7 +2,9 @@
 //! (wheels, sdists and a simple index over them) and, with the `conda` feature, local conda
 //! channels (the `conda` module), a directory served over HTTP ([`StaticHttpServer`]), the
 //! panicking forms of the framework's client ([`ClientExt`]), executable files written safely
-//! ([`write_executable`]), a directory's sorted entry names ([`entry_names`]), and small file systems to fill up ([`small_fs`]). A dev-dependency only: nothing here ships in a
+//! ([`write_executable`]), a directory's sorted entry names ([`entry_names`]), a counter of a
+//! venv interpreter's starts ([`InterpreterStarts`]), and small file systems to fill up
+//! ([`small_fs`]). A dev-dependency only: nothing here ships in a
 //! production crate.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -12,12 +14,14 @@ mod client;
 pub mod conda;
 mod distributions;
 mod http_server;
+mod interpreter_starts;
 mod programs;
 pub mod small_fs;
 
 pub use client::{code, ClientExt};
 pub use distributions::*;
 pub use http_server::StaticHttpServer;
+pub use interpreter_starts::InterpreterStarts;
 pub use programs::{write_executable, FORK_60};
 
 /// The sorted names of the entries of `dir`; panics if it cannot be read.

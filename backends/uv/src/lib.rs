@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use wsp_backend::{Backend, BackendError, InstallRequest, UninstallRequest};
-use wsp_backend::{CanRelabelRequest, RelabelRequest};
+use wsp_backend::{CanRelabelRequest, PrepareSpareRequest, RelabelRequest};
 use wsp_backend::{DescribeRequest, Description, ReleaseRequest, RunRequest};
 use wsp_backend::{
     LockInstallRequest, LockRequest, ProvisionRequest, Provisioned, ResolveRequest,
@@ -157,6 +157,12 @@ impl Backend for UvBackend {
     /// Nothing to rewrite (see [`UvBackend::can_relabel`]).
     async fn relabel(&self, _request: RelabelRequest) -> Result<(), BackendError> {
         Ok(())
+    }
+
+    /// uv takes its first look at the spare's interpreter now, ahead of the first install
+    /// (see [`wsp_install::prepare_installer`]).
+    async fn prepare_spare(&self, request: PrepareSpareRequest) -> Result<(), BackendError> {
+        wsp_install::prepare_installer(&self.installer()?, &request.interpreter_path).await
     }
 
     async fn install(&self, request: InstallRequest) -> Result<(), BackendError> {

@@ -3,9 +3,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use wsp_backend::{Backend, BackendError, ProvisionRequest, RunRequest};
+use wsp_backend::{Backend, BackendError, InstallRequest, InstallSource, PrepareSpareRequest};
+use wsp_backend::{ProvisionRequest, RunRequest};
 use wsp_backend_uv::UvBackend;
 use wsp_interpreters::{Inventory, InventoryConfig};
+use wsp_testing::InterpreterStarts;
 
 fn backend(uv: Option<PathBuf>) -> UvBackend {
     UvBackend::new(uv, Inventory::new(InventoryConfig::from_env()))
@@ -134,4 +136,82 @@ async fn a_missing_uv_is_backend_unavailable_at_create() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+fn install_from(root: &Path, links: &Path) -> InstallRequest {
+    InstallRequest {
+        root: root.to_owned(),
+        environment_id: "env-000000000000".into(),
+        packages: vec!["wspdemo".into()],
+        source: InstallSource {
+            find_links: vec![links.display().to_string()],
+            index_url: None,
+            no_index: true,
+        },
+        upgrade: false,
+        progress: None,
+        sandbox: None,
+    }
+}
+
+#[tokio::test]
+async fn an_install_into_a_prepared_spare_starts_without_looking_at_its_interpreter_again() {
+    let backend = backend(None);
+    let temp = tempfile::tempdir().unwrap();
+    let links = temp.path().join("wheels");
+    std::fs::create_dir(&links).unwrap();
+    build_wheel(&links);
+    let (prepared, unprepared) = (temp.path().join("prepared"), temp.path().join("unprepared"));
+    let mut counters = Vec::new();
+    for root in [&prepared, &unprepared] {
+        std::fs::create_dir(root).unwrap();
+        backend.provision(provision(root, "3.12")).await.unwrap();
+        counters.push(InterpreterStarts::count_in(root));
+    }
+
+    let request = PrepareSpareRequest {
+        root: prepared.clone(),
+        interpreter_path: prepared.join("bin/python"),
+    };
+    backend.prepare_spare(request).await.unwrap();
+    let looked = counters[0].count();
+    assert!(looked >= 1, "preparing ran no interpreter");
+    backend
+        .install(install_from(&prepared, &links))
+        .await
+        .unwrap();
+    assert_eq!(counters[0].count(), looked, "the install looked again");
+
+    backend
+        .install(install_from(&unprepared, &links))
+        .await
+        .unwrap();
+    assert!(
+        counters[1].count() >= 1,
+        "an unprepared install looks first"
+    );
+    for root in [&prepared, &unprepared] {
+        let described = backend
+            .describe(wsp_backend::DescribeRequest { root: root.clone() })
+            .await
+            .unwrap();
+        assert!(described
+            .installed_packages
+            .iter()
+            .any(|p| p.name == "wspdemo"));
+    }
+}
+
+#[tokio::test]
+async fn preparing_with_a_missing_uv_fails_and_changes_nothing() {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().join("env");
+    std::fs::create_dir(&root).unwrap();
+    let request = PrepareSpareRequest {
+        root: root.clone(),
+        interpreter_path: root.join("bin/python"),
+    };
+    let missing = backend(Some(temp.path().join("no-such-uv")));
+    assert!(missing.prepare_spare(request).await.is_err());
+    assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
 }

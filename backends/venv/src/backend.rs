@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 use wsp_backend::{Backend, BackendError, InstallRequest, UninstallRequest};
-use wsp_backend::{CanRelabelRequest, RelabelRequest};
+use wsp_backend::{CanRelabelRequest, PrepareSpareRequest, RelabelRequest};
 use wsp_backend::{DescribeRequest, Description, ReleaseRequest, RunRequest};
 use wsp_backend::{
     LockInstallRequest, LockRequest, ProvisionRequest, Provisioned, ResolveRequest,
@@ -170,6 +170,12 @@ impl Backend for VenvBackend {
             let doing = format!("renaming the environment in {}", request.root.display());
             BackendError::caused_by(FailureReason::ProvisionFailed, doing, error)
         })
+    }
+
+    /// With uv as the installer, uv takes its first look at the spare's interpreter now (see
+    /// [`wsp_install::prepare_installer`]); pip keeps nothing to prepare.
+    async fn prepare_spare(&self, request: PrepareSpareRequest) -> Result<(), BackendError> {
+        wsp_install::prepare_installer(&self.installer, &request.interpreter_path).await
     }
 
     async fn install(&self, request: InstallRequest) -> Result<(), BackendError> {

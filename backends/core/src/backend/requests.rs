@@ -85,6 +85,16 @@ pub struct RelabelRequest {
     pub name: String,
 }
 
+/// Ready a spare environment (provisioned ahead of the create that will take it, and
+/// described) for what usually comes next: see [`Backend::prepare_spare`](crate::Backend::prepare_spare).
+#[derive(Debug, Clone)]
+pub struct PrepareSpareRequest {
+    /// The spare's root.
+    pub root: PathBuf,
+    /// Its own interpreter, as provisioned.
+    pub interpreter_path: PathBuf,
+}
+
 /// Describe the environment at `root`.
 #[derive(Debug, Clone)]
 pub struct DescribeRequest {
@@ -241,4 +251,5 @@ answered_by! {
     ResolveRequest => resolve_interpreter -> Option<ResolvedInterpreter>;
     CanRelabelRequest => can_relabel -> bool;
     RelabelRequest => relabel -> ();
+    PrepareSpareRequest => prepare_spare -> ();
 }

@@ -9,8 +9,8 @@ use tower::{BoxError, Service};
 
 use super::{
     Backend, BackendError, BackendRequest, CanRelabelRequest, DescribeRequest, InstallRequest,
-    LockInstallRequest, LockRequest, ProvisionRequest, RelabelRequest, ReleaseRequest,
-    ResolveRequest, RunRequest, UninstallRequest,
+    LockInstallRequest, LockRequest, PrepareSpareRequest, ProvisionRequest, RelabelRequest,
+    ReleaseRequest, ResolveRequest, RunRequest, UninstallRequest,
 };
 
 /// Any [`Backend`] as a `tower::Service` of every [`BackendRequest`]: a [`ProvisionRequest`]
@@ -128,6 +128,7 @@ pub trait BackendStack:
     + Answers<ResolveRequest>
     + Answers<CanRelabelRequest>
     + Answers<RelabelRequest>
+    + Answers<PrepareSpareRequest>
 {
 }
 
@@ -143,6 +144,7 @@ impl<S> BackendStack for S where
         + Answers<ResolveRequest>
         + Answers<CanRelabelRequest>
         + Answers<RelabelRequest>
+        + Answers<PrepareSpareRequest>
 {
 }
 

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use wsp_backend::{
-    Backend, BackendError, DescribeRequest, ProvisionRequest, ReleaseRequest, ResolvedInterpreter,
-    RunRequest,
+    Backend, BackendError, DescribeRequest, InstallRequest, InstallSource, PrepareSpareRequest,
+    ProvisionRequest, ReleaseRequest, ResolvedInterpreter, RunRequest,
 };
 use wsp_backend_venv::{VenvBackend, VenvOptions};
 use wsp_interpreters::{Inventory, InventoryConfig};
@@ -205,4 +205,61 @@ async fn provision_resolves_again_when_the_resolved_interpreter_does_not_hold() 
         path: older.executable,
     };
     assert_eq!(base_of(not_asked_for).await, expected);
+}
+
+/// With uv as the installer, a prepared spare's first install does not start its interpreter
+/// (uv looked at it while preparing); with pip, preparing starts nothing.
+#[tokio::test]
+async fn preparing_a_spare_lets_uv_install_without_looking_at_its_interpreter_again() {
+    let uv = wsp_install::find_uv(None).expect("uv is installed (the CI script installs it)");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let links = dir.path().join("wheels");
+    wsp_testing::Distribution::new("wspdemo", "0.1")
+        .write_wheel(&links)
+        .expect("a wheel");
+    let with_uv = backend(VenvOptions::default()).with_installer(wsp_install::Installer::Uv(uv));
+    let with_pip = backend(VenvOptions::default()).with_installer(wsp_install::Installer::Pip);
+    for (installer, backend) in [("uv", &with_uv), ("pip", &with_pip)] {
+        let root = dir.path().join(installer);
+        std::fs::create_dir(&root).expect("root");
+        let provisioned = backend
+            .provision(provision(&root, "spare", "3.12"))
+            .await
+            .expect("provisioned");
+        let starts = wsp_testing::InterpreterStarts::count_in(&root);
+        let request = PrepareSpareRequest {
+            root: root.clone(),
+            interpreter_path: provisioned.interpreter_path,
+        };
+        backend.prepare_spare(request).await.expect("prepared");
+        let looked = starts.count();
+        if installer == "pip" {
+            assert_eq!(looked, 0, "preparing for pip started the interpreter");
+            continue;
+        }
+        assert!(looked >= 1, "preparing for uv started no interpreter");
+        let install = InstallRequest {
+            root: root.clone(),
+            environment_id: "env-000000000000".into(),
+            packages: vec!["wspdemo".into()],
+            source: InstallSource {
+                find_links: vec![links.display().to_string()],
+                index_url: None,
+                no_index: true,
+            },
+            upgrade: false,
+            progress: None,
+            sandbox: None,
+        };
+        backend.install(install).await.expect("installed");
+        assert_eq!(starts.count(), looked, "the install looked again");
+        let described = backend
+            .describe(DescribeRequest { root })
+            .await
+            .expect("described");
+        assert!(described
+            .installed_packages
+            .iter()
+            .any(|p| p.name == "wspdemo"));
+    }
 }
