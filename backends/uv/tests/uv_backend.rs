@@ -3,11 +3,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use wsp_backend::{Backend, BackendError, InstallRequest, InstallSource, PrepareSpareRequest};
+use wsp_backend::{Backend, BackendError, PrepareSpareRequest};
 use wsp_backend::{ProvisionRequest, RunRequest};
 use wsp_backend_uv::UvBackend;
 use wsp_interpreters::{Inventory, InventoryConfig};
-use wsp_testing::InterpreterStarts;
+use wsp_testing::{offline_install, InterpreterStarts};
 
 fn backend(uv: Option<PathBuf>) -> UvBackend {
     UvBackend::new(uv, Inventory::new(InventoryConfig::from_env()))
@@ -93,8 +93,15 @@ async fn creates_with_uv_and_uv_pip_installs_into_the_environment() {
     ];
     let ran = backend.run(run(&root, &import)).await.unwrap();
     assert_eq!(ran.stdout.trim(), format!("42 {}", root.display()));
+    assert_has_wspdemo(&backend, &root).await;
+}
+
+/// The environment at `root` is described with `wspdemo` 0.1 installed.
+async fn assert_has_wspdemo(backend: &UvBackend, root: &Path) {
     let described = backend
-        .describe(wsp_backend::DescribeRequest { root: root.clone() })
+        .describe(wsp_backend::DescribeRequest {
+            root: root.to_owned(),
+        })
         .await
         .unwrap();
     assert!(described
@@ -138,22 +145,6 @@ async fn a_missing_uv_is_backend_unavailable_at_create() {
     }
 }
 
-fn install_from(root: &Path, links: &Path) -> InstallRequest {
-    InstallRequest {
-        root: root.to_owned(),
-        environment_id: "env-000000000000".into(),
-        packages: vec!["wspdemo".into()],
-        source: InstallSource {
-            find_links: vec![links.display().to_string()],
-            index_url: None,
-            no_index: true,
-        },
-        upgrade: false,
-        progress: None,
-        sandbox: None,
-    }
-}
-
 #[tokio::test]
 async fn an_install_into_a_prepared_spare_starts_without_looking_at_its_interpreter_again() {
     let backend = backend(None);
@@ -177,13 +168,13 @@ async fn an_install_into_a_prepared_spare_starts_without_looking_at_its_interpre
     let looked = counters[0].count();
     assert!(looked >= 1, "preparing ran no interpreter");
     backend
-        .install(install_from(&prepared, &links))
+        .install(offline_install(&prepared, &links, &["wspdemo"]))
         .await
         .unwrap();
     assert_eq!(counters[0].count(), looked, "the install looked again");
 
     backend
-        .install(install_from(&unprepared, &links))
+        .install(offline_install(&unprepared, &links, &["wspdemo"]))
         .await
         .unwrap();
     assert!(
@@ -191,14 +182,7 @@ async fn an_install_into_a_prepared_spare_starts_without_looking_at_its_interpre
         "an unprepared install looks first"
     );
     for root in [&prepared, &unprepared] {
-        let described = backend
-            .describe(wsp_backend::DescribeRequest { root: root.clone() })
-            .await
-            .unwrap();
-        assert!(described
-            .installed_packages
-            .iter()
-            .any(|p| p.name == "wspdemo"));
+        assert_has_wspdemo(&backend, root).await;
     }
 }
 

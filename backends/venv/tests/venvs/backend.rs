@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use wsp_backend::{
-    Backend, BackendError, DescribeRequest, InstallRequest, InstallSource, PrepareSpareRequest,
-    ProvisionRequest, ReleaseRequest, ResolvedInterpreter, RunRequest,
+    Backend, BackendError, DescribeRequest, PrepareSpareRequest, ProvisionRequest, ReleaseRequest,
+    ResolvedInterpreter, RunRequest,
 };
 use wsp_backend_venv::{VenvBackend, VenvOptions};
 use wsp_interpreters::{Inventory, InventoryConfig};
@@ -238,19 +238,7 @@ async fn preparing_a_spare_lets_uv_install_without_looking_at_its_interpreter_ag
             continue;
         }
         assert!(looked >= 1, "preparing for uv started no interpreter");
-        let install = InstallRequest {
-            root: root.clone(),
-            environment_id: "env-000000000000".into(),
-            packages: vec!["wspdemo".into()],
-            source: InstallSource {
-                find_links: vec![links.display().to_string()],
-                index_url: None,
-                no_index: true,
-            },
-            upgrade: false,
-            progress: None,
-            sandbox: None,
-        };
+        let install = wsp_testing::offline_install(&root, &links, &["wspdemo"]);
         backend.install(install).await.expect("installed");
         assert_eq!(starts.count(), looked, "the install looked again");
         let described = backend
