@@ -127,8 +127,9 @@ pub struct ServerCommand {
 }
 
 impl ServerCommand {
-    /// `--server-cmd` split like a POSIX shell would, else `<this program> serve`; either way
-    /// followed by the server options the client was given.
+    /// `--server-cmd` split like a POSIX shell would, else `<this program> serve
+    /// --spare-environments 0 --allow-cwd <here>`; either way followed by the server options
+    /// the client was given.
     pub fn from_args(client: &ClientArgs) -> Result<Self, TransportError> {
         let (program, mut args): (OsString, Vec<OsString>) = match &client.server_cmd {
             Some(line) => {
@@ -140,7 +141,9 @@ impl ServerCommand {
             }
             None => {
                 let exe = std::env::current_exe().map_err(TransportError::CurrentExe)?;
-                let mut args = vec!["serve".into()];
+                // A server for one command makes no spare environment: none would be taken,
+                // and its exit would wait for the one being made (`uv venv`, ~20 ms).
+                let mut args = vec!["serve".into(), "--spare-environments".into(), "0".into()];
                 // Commands may run where the user is, as `uv run` does (see `wsp exec`).
                 if let Ok(here) = std::env::current_dir() {
                     args.extend(["--allow-cwd".into(), here.into_os_string()]);
@@ -241,6 +244,9 @@ mod tests {
     fn default_server_is_this_program_serving_here() {
         let command = ServerCommand::from_args(&client_args(None)).unwrap();
         let here = std::env::current_dir().unwrap().into_os_string();
-        assert_eq!(command.args, ["serve".into(), "--allow-cwd".into(), here]);
+        let expected = ["serve", "--spare-environments", "0", "--allow-cwd"];
+        let mut expected: Vec<OsString> = expected.into_iter().map(OsString::from).collect();
+        expected.push(here);
+        assert_eq!(command.args, expected);
     }
 }

@@ -306,3 +306,31 @@ fn server_cmd_runs_this_binary_with_extra_flags() {
     assert_eq!(list[0]["name"], "via-cmd");
     assert_eq!(list[0]["id"], created["id"]);
 }
+
+/// The server a command spawns for itself serves that one command: it makes no spare
+/// environment (none would be taken, and its exit would wait for it). A server given with
+/// `--server-cmd` keeps its own default, which makes one.
+#[test]
+fn a_commands_own_server_makes_no_spare_environment() {
+    let state = state();
+    let spare_made = |server_cmd: Option<String>, name: &str| {
+        let mut command = crate::run::command(state.path());
+        command.env("WSP_LOG", "debug").arg("-v");
+        if let Some(server_cmd) = server_cmd {
+            command.args(["--server-cmd", &server_cmd]);
+        }
+        let output = command
+            .args(["create", name, "--python", "3.12"])
+            .output()
+            .expect("run the wsp binary");
+        let log = crate::run::text(&output.stderr);
+        assert!(output.status.success(), "{log}");
+        assert!(
+            log.contains("DEBUG"),
+            "the server's debug log is shown: {log}"
+        );
+        log.contains("a spare environment is ready")
+    };
+    assert!(!spare_made(None, "own-server"));
+    assert!(spare_made(Some(format!("'{WSP}' serve")), "given-server"));
+}

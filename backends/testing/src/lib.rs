@@ -1,5 +1,6 @@
 //! Test fixtures for WSP's own tests, built on the fly with no network: Python distributions
-//! (wheels, sdists and a simple index over them) and, with the `conda` feature, local conda
+//! (wheels, sdists, a simple index over them, and a backend's request to install from local
+//! wheels only, [`offline_install`]) and, with the `conda` feature, local conda
 //! channels (the `conda` module), a directory served over HTTP ([`StaticHttpServer`]), the
 //! panicking forms of the framework's client ([`ClientExt`]), executable files written safely
 //! ([`write_executable`]), a directory's sorted entry names ([`entry_names`]), a counter of a
