@@ -111,8 +111,12 @@ impl Environments {
             output: output.filter(|_| params.stream),
             limits: params.limits,
             containment: None,
-            sandbox: sandboxed
-                .then(|| wsp_exec::SandboxPolicy::offline(record.root.clone(), self.hidden())),
+            sandbox: sandboxed.then(|| {
+                self.sandbox_policy(wsp_exec::SandboxPolicy::offline(
+                    record.root.clone(),
+                    self.hidden(),
+                ))
+            }),
             stdin_stream: interactive.map(|registered| registered.stdin.clone()),
             pty: interactive.and_then(|registered| registered.sizes.clone()),
         };
@@ -232,6 +236,15 @@ impl Environments {
     /// What no sandboxed command or installer may read: the state directory.
     pub(super) fn hidden(&self) -> Vec<std::path::PathBuf> {
         vec![self.inner.store.dir().to_path_buf()]
+    }
+
+    /// `policy` with its private `TMPDIR` in the store's `tmp/`, hidden with the rest of the
+    /// state directory (see [`wsp_exec::SandboxPolicy::private_tmp_in`]).
+    pub(super) fn sandbox_policy(
+        &self,
+        policy: wsp_exec::SandboxPolicy,
+    ) -> wsp_exec::SandboxPolicy {
+        policy.with_private_tmp_in(self.inner.store.private_tmp_dir().to_path_buf())
     }
 
     pub(crate) async fn sweep(&self) {

@@ -93,9 +93,12 @@ impl Environments {
         self.stop_reuse(&record.id).await?;
         let _changing = self.changing(&record.id);
         let _turn = self.install_turn(&record.id, &record.root).await?;
-        let sandbox = self
-            .confines_installs(&record.id)
-            .then(|| wsp_install::uninstall_sandbox(record.root.clone(), self.hidden()));
+        let sandbox = self.confines_installs(&record.id).then(|| {
+            self.sandbox_policy(wsp_install::uninstall_sandbox(
+                record.root.clone(),
+                self.hidden(),
+            ))
+        });
         let uninstalled = backend
             .call(UninstallRequest {
                 root: record.root.clone(),
@@ -161,8 +164,13 @@ impl Environments {
         root: &Path,
         source: &InstallSource,
     ) -> Option<SandboxPolicy> {
-        self.confines_installs(id)
-            .then(|| wsp_install::install_sandbox(root.to_owned(), self.hidden(), source))
+        self.confines_installs(id).then(|| {
+            self.sandbox_policy(wsp_install::install_sandbox(
+                root.to_owned(),
+                self.hidden(),
+                source,
+            ))
+        })
     }
 
     /// The request's package source over the server's defaults: its `find_links` after the

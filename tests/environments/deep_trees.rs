@@ -158,11 +158,8 @@ async fn a_deep_tree_in_the_trash_is_swept_by_the_next_server() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_deep_sandbox_tmpdir_is_removed_and_the_server_goes_on() {
     let temp = Scratch::new();
-    let tmp = temp.path().join("tmp");
-    std::fs::create_dir(&tmp).expect("tmp");
     let state = temp.path().join("state");
-    let tmp_text = tmp.display().to_string();
-    let mut server = Server::start_with_env(&state, &[], &[("TMPDIR", &tmp_text)]);
+    let mut server = Server::start_in(&state, &[]);
     let init = server.initialize().await;
     assert_eq!(
         init["result"]["sandbox_availability"], "available",
@@ -204,9 +201,10 @@ async fn a_deep_sandbox_tmpdir_is_removed_and_the_server_goes_on() {
     })
     .await
     .expect("the chain is made");
+    let tmp = state.join("tmp");
     assert!(
         tmpdir.starts_with(&tmp),
-        "the run's TMPDIR {tmpdir:?} is under {tmp:?}"
+        "the run's TMPDIR {tmpdir:?} is in the state directory's {tmp:?}"
     );
     let done = server.recv().await;
     assert_eq!(done["result"]["exit_code"], 0, "{done}");

@@ -100,7 +100,11 @@ async fn after_kill_9_no_process_outlives_the_server_and_the_next_one_serves_the
             "{pid} is not the server's: {started:?}"
         );
     }
-    let watched: Vec<Watched> = started.iter().map(|&pid| Watched::new(pid)).collect();
+    // The commands run until they are killed; other descendants may be short-lived (a spare
+    // environment being prepared) and end on their own meanwhile.
+    let mut watched: Vec<Watched> = commands.iter().map(|&pid| Watched::new(pid)).collect();
+    let others = started.iter().filter(|pid| !commands.contains(pid));
+    watched.extend(others.filter_map(|&pid| Watched::if_running(pid)));
 
     kill_process(Pid::from_raw(server_pid).expect("a pid"), Signal::KILL).expect("SIGKILL");
     let status = tokio::time::timeout(PATIENCE, server.child.wait())

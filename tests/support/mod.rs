@@ -318,6 +318,14 @@ impl Watched {
         Watched { pid, pidfd }
     }
 
+    /// Watches `pid` if it still runs; `None` if it has ended already (a short-lived
+    /// process seen in a listing a moment before).
+    pub fn if_running(pid: i32) -> Option<Watched> {
+        let raw = rustix::process::Pid::from_raw(pid)?;
+        let pidfd = rustix::process::pidfd_open(raw, rustix::process::PidfdFlags::empty()).ok()?;
+        is_running(pid).then_some(Watched { pid, pidfd })
+    }
+
     pub fn pid(&self) -> i32 {
         self.pid
     }

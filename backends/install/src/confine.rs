@@ -46,6 +46,7 @@ pub fn install_sandbox(
         root,
         hidden,
         network: SandboxNetwork::TcpConnect(ports(source, |name| std::env::var(name).ok())),
+        private_tmp_in: None,
     }
 }
 

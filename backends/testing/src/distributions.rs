@@ -224,6 +224,28 @@ pub fn write_simple_index(dir: &Path, files: &[PathBuf]) -> io::Result<()> {
     std::fs::write(simple.join("index.html"), root)
 }
 
+/// A backend's request to install `packages` from the wheels in `links` only (`find_links`,
+/// no index), unsandboxed and with no progress, into the environment at `root`.
+pub fn offline_install(
+    root: &Path,
+    links: &Path,
+    packages: &[&str],
+) -> wsp_install::InstallRequest {
+    wsp_install::InstallRequest {
+        root: root.to_owned(),
+        environment_id: "env-000000000000".into(),
+        packages: packages.iter().map(|name| name.to_string()).collect(),
+        source: wsp_install::InstallSource {
+            find_links: vec![links.display().to_string()],
+            index_url: None,
+            no_index: true,
+        },
+        upgrade: false,
+        progress: None,
+        sandbox: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,27 +274,5 @@ mod tests {
         )
         .unwrap();
         assert!(metadata.contains("Name: Demo-Pkg\nVersion: 1.0\nRequires-Dist: other>=2\n"));
-    }
-}
-
-/// A backend's request to install `packages` from the wheels in `links` only (`find_links`,
-/// no index), unsandboxed and with no progress, into the environment at `root`.
-pub fn offline_install(
-    root: &Path,
-    links: &Path,
-    packages: &[&str],
-) -> wsp_install::InstallRequest {
-    wsp_install::InstallRequest {
-        root: root.to_owned(),
-        environment_id: "env-000000000000".into(),
-        packages: packages.iter().map(|name| name.to_string()).collect(),
-        source: wsp_install::InstallSource {
-            find_links: vec![links.display().to_string()],
-            index_url: None,
-            no_index: true,
-        },
-        upgrade: false,
-        progress: None,
-        sandbox: None,
     }
 }

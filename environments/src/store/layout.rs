@@ -15,10 +15,13 @@
 //! <dir>/locks/<id>.changed    modified when a request starts or ends changing <id>'s files
 //! <dir>/locks/<key>.reuse     exclusive flock: the turn to build the environment of a key
 //! <dir>/trash/<id>.<nonce>    directories on their way out
+//! <dir>/tmp/                  the private TMPDIRs of sandboxed runs
+//!                             (`wsp-sandbox-<uid>-<pid>-<random>/<random>`), hidden from
+//!                             every sandbox with the rest of <dir>
 //! ```
 //!
-//! `environments/`, `locks/` and `trash/` must be real directories; a symlink in their place
-//! is refused at open, since the store deletes and locks what it finds inside them.
+//! `environments/`, `locks/`, `trash/` and `tmp/` must be real directories; a symlink in their
+//! place is refused at open, since the store deletes and locks what it finds inside them.
 
 use std::fs::DirBuilder;
 use std::io;
@@ -42,6 +45,7 @@ pub(crate) struct Layout {
     pub(crate) environments: PathBuf,
     pub(crate) locks: PathBuf,
     pub(crate) trash: PathBuf,
+    pub(crate) tmp: PathBuf,
     pub(crate) index: PathBuf,
     pub(crate) index_temp: PathBuf,
     pub(crate) index_lock: PathBuf,
@@ -69,6 +73,7 @@ impl Layout {
             environments: dir.join(ENVIRONMENTS),
             locks: dir.join("locks"),
             trash: dir.join("trash"),
+            tmp: dir.join("tmp"),
             index: dir.join("index.json"),
             index_temp: dir.join("index.json.tmp"),
             index_lock: dir.join("index.lock"),
@@ -77,7 +82,12 @@ impl Layout {
             deletions: Arc::default(),
             dir,
         };
-        for subdir in [&layout.environments, &layout.locks, &layout.trash] {
+        for subdir in [
+            &layout.environments,
+            &layout.locks,
+            &layout.trash,
+            &layout.tmp,
+        ] {
             refuse_symlink(subdir)?;
             create_private_dir_all(subdir)?;
         }

@@ -95,6 +95,12 @@ impl Store {
         &self.layout.dir
     }
 
+    /// Where sandboxed runs get their private `TMPDIR`s: `tmp/`, inside the store directory
+    /// that every sandbox hides.
+    pub fn private_tmp_dir(&self) -> &Path {
+        &self.layout.tmp
+    }
+
     /// Every committed environment, ascending by id.
     ///
     /// While `index.json` is unchanged since this process last read or wrote it, this is one

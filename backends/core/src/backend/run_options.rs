@@ -127,6 +127,11 @@ pub struct SandboxPolicy {
     pub hidden: Vec<PathBuf>,
     /// What it may reach over the network.
     pub network: SandboxNetwork,
+    /// Where its private `TMPDIR` is made: a directory inside one of `hidden` (the state
+    /// directory's `tmp`), so that the other runs' directories are hidden with it. `None`:
+    /// in the system's temporary directory, whose every other entry the sandbox then grants
+    /// one by one (about 13 µs an entry; a /tmp of 850 entries made each run 11 ms slower).
+    pub private_tmp_in: Option<PathBuf>,
 }
 
 impl SandboxPolicy {
@@ -136,7 +141,14 @@ impl SandboxPolicy {
             root,
             hidden,
             network: SandboxNetwork::None,
+            private_tmp_in: None,
         }
+    }
+
+    /// Makes the private `TMPDIR` in `dir` (see [`SandboxPolicy::private_tmp_in`]).
+    pub fn with_private_tmp_in(mut self, dir: PathBuf) -> Self {
+        self.private_tmp_in = Some(dir);
+        self
     }
 }
 

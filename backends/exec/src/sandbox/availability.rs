@@ -47,7 +47,7 @@ fn probe() -> Result<ABI, String> {
             mode.as_str()
         ));
     }
-    let tmp = tmpdir::PrivateTmp::create()
+    let tmp = tmpdir::PrivateTmp::create_in(None)
         .map_err(|error| format!("cannot make a private TMPDIR: {error}"))?;
     // Nothing is hidden: what the probe checks (namespaces, mounts, Landlock enforced) does
     // not depend on it, and hiding the TMPDIR base as a run does grants each other entry of

@@ -119,9 +119,14 @@ impl Prepared {
         for path in &policy.hidden {
             hidden.push(canonical(path)?);
         }
-        let tmp = tmpdir::PrivateTmp::create()
+        let tmp = tmpdir::PrivateTmp::create_in(policy.private_tmp_in.as_deref())
             .map_err(|error| unavailable_by("cannot make the private TMPDIR", error))?;
-        hidden.push(tmp.base().to_path_buf());
+        // A base inside a hidden tree is hidden with it; one elsewhere (the system's temporary
+        // directory) is hidden on its own, which grants each of its siblings one by one.
+        let base = canonical(tmp.base())?;
+        if !hidden.iter().any(|tree| base.starts_with(tree)) {
+            hidden.push(base);
+        }
         let writable = [root.as_path(), tmp.path()];
         let connect = match &policy.network {
             SandboxNetwork::None => None,

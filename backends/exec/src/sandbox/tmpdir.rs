@@ -1,17 +1,20 @@
 //! The private temporary directory of one sandboxed run:
 //! `<temp>/wsp-sandbox-<uid>-<pid>-<random>/<random>`, mode 0700, removed when the run ends.
+//! `<temp>` is the system's temporary directory, or the directory the run's policy names
+//! ([`SandboxPolicy::private_tmp_in`](crate::SandboxPolicy::private_tmp_in)).
 //!
-//! All of a server's runs have theirs in one base directory of that server process, which
-//! every sandbox hides, so that no run reads another's. The base has a name nobody can guess
+//! All of a server's runs in one `<temp>` have theirs in one base directory of that server
+//! process, which every sandbox hides, so that no run reads another's. The base has a name nobody can guess
 //! and is made with `mkdir` (which fails on anything already there), mode 0700, so no other
 //! user can plant it or enter it. Bases that servers which are gone left behind (empty, since
 //! every run removes its own directory) are removed when a new base is made.
 
+use std::collections::BTreeMap;
 use std::fs::DirBuilder;
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use rand::Rng;
@@ -29,9 +32,10 @@ pub(super) struct PrivateTmp {
 }
 
 impl PrivateTmp {
-    /// Makes a fresh directory in this user's base directory.
-    pub(super) fn create() -> io::Result<Self> {
-        let base = base_dir()?;
+    /// Makes a fresh directory in this process's base directory in `parent` (the system's
+    /// temporary directory when `None`).
+    pub(super) fn create_in(parent: Option<&Path>) -> io::Result<Self> {
+        let base = base_dir(parent)?;
         for _ in 0..16 {
             let nonce: u64 = rand::rng().random();
             let path = base.join(format!("{nonce:016x}"));
@@ -102,19 +106,28 @@ fn remove_in_background(path: PathBuf) {
     }
 }
 
-/// This process's base directory, made on first use.
-fn base_dir() -> io::Result<PathBuf> {
-    static BASE: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    BASE.get_or_init(|| make_base_dir().map_err(|error| error.to_string()))
-        .clone()
-        .map_err(io::Error::other)
+/// This process's base directory in `parent` (the system's temporary directory when
+/// `None`), made on first use.
+fn base_dir(parent: Option<&Path>) -> io::Result<PathBuf> {
+    static BASES: Mutex<BTreeMap<Option<PathBuf>, PathBuf>> = Mutex::new(BTreeMap::new());
+    let key = parent.map(Path::to_path_buf);
+    let mut bases = BASES.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(base) = bases.get(&key) {
+        return Ok(base.clone());
+    }
+    let temp = match parent {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::temp_dir(),
+    };
+    let base = make_base_dir(&temp.canonicalize()?)?;
+    bases.insert(key, base.clone());
+    Ok(base)
 }
 
-fn make_base_dir() -> io::Result<PathBuf> {
+fn make_base_dir(temp: &Path) -> io::Result<PathBuf> {
     let uid = rustix::process::geteuid().as_raw();
-    let temp = std::env::temp_dir().canonicalize()?;
     let prefix = format!("wsp-sandbox-{uid}-");
-    remove_abandoned_bases(&temp, &prefix);
+    remove_abandoned_bases(temp, &prefix);
     let pid = std::process::id();
     for _ in 0..16 {
         let nonce: u64 = rand::rng().random();
