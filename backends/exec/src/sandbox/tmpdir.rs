@@ -4,20 +4,24 @@
 //! ([`SandboxPolicy::private_tmp_in`](crate::SandboxPolicy::private_tmp_in)).
 //!
 //! All of a server's runs in one `<temp>` have theirs in one base directory of that server
-//! process, which every sandbox hides, so that no run reads another's. The base has a name nobody can guess
-//! and is made with `mkdir` (which fails on anything already there), mode 0700, so no other
-//! user can plant it or enter it. Bases that servers which are gone left behind (empty, since
-//! every run removes its own directory) are removed when a new base is made.
+//! process, which every sandbox hides, so that no run reads another's. The base has a name
+//! nobody can guess and is made with `mkdir` (which fails on anything already there), mode
+//! 0700, so no other user can plant it or enter it; its process holds an exclusive `flock` on
+//! it for life. When a new base is made, the bases of servers that are gone are removed: in a
+//! directory a policy names, with whatever a server killed during a run left in them (once no
+//! process holds the lock); in the system's temporary directory, only empty ones.
 
 use std::collections::BTreeMap;
 use std::fs::DirBuilder;
 use std::io;
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use rand::Rng;
+use rustix::fs::{flock, FlockOperation, Mode, OFlags};
 
 /// How often, and how far apart, a removal that failed (a process still dying inside) is
 /// tried again in the background.
@@ -106,34 +110,63 @@ fn remove_in_background(path: PathBuf) {
     }
 }
 
+/// A base directory, and the lock on it its process holds for life: a base nobody holds is
+/// a dead server's.
+struct Base {
+    path: PathBuf,
+    _held: OwnedFd,
+}
+
 /// This process's base directory in `parent` (the system's temporary directory when
 /// `None`), made on first use.
 fn base_dir(parent: Option<&Path>) -> io::Result<PathBuf> {
-    static BASES: Mutex<BTreeMap<Option<PathBuf>, PathBuf>> = Mutex::new(BTreeMap::new());
+    static BASES: Mutex<BTreeMap<Option<PathBuf>, Base>> = Mutex::new(BTreeMap::new());
     let key = parent.map(Path::to_path_buf);
     let mut bases = BASES.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(base) = bases.get(&key) {
-        return Ok(base.clone());
+        return Ok(base.path.clone());
     }
     let temp = match parent {
         Some(dir) => dir.to_path_buf(),
         None => std::env::temp_dir(),
     };
-    let base = make_base_dir(&temp.canonicalize()?)?;
-    bases.insert(key, base.clone());
-    Ok(base)
+    // Only servers that lock their bases make them in a directory a policy names; in the
+    // shared temporary directory a server of an older version (or of another PID namespace,
+    // whose pid means nothing here) may hold no lock, so only empty bases are removed there.
+    let reclaim = match parent {
+        Some(_) => Reclaim::WholeTrees,
+        None => Reclaim::EmptyOnly,
+    };
+    let base = make_base_dir(&temp.canonicalize()?, reclaim)?;
+    let path = base.path.clone();
+    bases.insert(key, base);
+    Ok(path)
 }
 
-fn make_base_dir(temp: &Path) -> io::Result<PathBuf> {
+/// What of a dead server's base is removed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reclaim {
+    /// The base and what its runs left in it (a server killed during a run), once no process
+    /// holds its lock.
+    WholeTrees,
+    /// An empty base only.
+    EmptyOnly,
+}
+
+fn make_base_dir(temp: &Path, reclaim: Reclaim) -> io::Result<Base> {
     let uid = rustix::process::geteuid().as_raw();
     let prefix = format!("wsp-sandbox-{uid}-");
-    remove_abandoned_bases(temp, &prefix);
+    remove_abandoned_bases(temp, &prefix, reclaim);
     let pid = std::process::id();
     for _ in 0..16 {
         let nonce: u64 = rand::rng().random();
-        let base = temp.join(format!("{prefix}{pid}-{nonce:016x}"));
-        match DirBuilder::new().mode(0o700).create(&base) {
-            Ok(()) => return Ok(base),
+        let path = temp.join(format!("{prefix}{pid}-{nonce:016x}"));
+        match DirBuilder::new().mode(0o700).create(&path) {
+            Ok(()) => {
+                let held = open_directory(&path)?;
+                flock(&held, FlockOperation::NonBlockingLockExclusive)?;
+                return Ok(Base { path, _held: held });
+            }
             Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(error) => return Err(error),
         }
@@ -144,9 +177,9 @@ fn make_base_dir(temp: &Path) -> io::Result<PathBuf> {
     ))
 }
 
-/// Removes the empty bases of this user's servers that are gone (`rmdir` removes nothing
-/// else; a base of another user is not this user's to remove).
-fn remove_abandoned_bases(temp: &Path, prefix: &str) {
+/// Removes the bases of this user's servers that are gone, as `reclaim` says (a base of
+/// another user is not this user's to remove).
+fn remove_abandoned_bases(temp: &Path, prefix: &str, reclaim: Reclaim) {
     let Ok(entries) = std::fs::read_dir(temp) else {
         return;
     };
@@ -163,10 +196,27 @@ fn remove_abandoned_bases(temp: &Path, prefix: &str) {
         };
         let ours = std::fs::symlink_metadata(entry.path())
             .is_ok_and(|meta| meta.is_dir() && meta.uid() == uid);
-        if ours && !process_exists(pid) {
+        if !ours || process_exists(pid) {
+            continue;
+        }
+        if reclaim == Reclaim::EmptyOnly {
             let _ = std::fs::remove_dir(entry.path());
+            continue;
+        }
+        // Held while the tree goes, so that no server can take it meanwhile.
+        let unheld = open_directory(&entry.path())
+            .ok()
+            .filter(|base| flock(base, FlockOperation::NonBlockingLockExclusive).is_ok());
+        if unheld.is_some() {
+            let _ = remove(&entry.path());
         }
     }
+}
+
+/// `path` opened as a directory, never through a symlink.
+fn open_directory(path: &Path) -> io::Result<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    Ok(rustix::fs::open(path, flags, Mode::empty())?)
 }
 
 fn process_exists(pid: i32) -> bool {
