@@ -70,6 +70,7 @@ impl Environments {
             false => (None, None),
         };
         let python_version = params.version_request;
+        let installs = !params.packages.is_empty() || params.lock.is_some();
         let resolving = async move {
             match interpreter {
                 Some(known) => Ok(known),
@@ -102,7 +103,7 @@ impl Environments {
             let resolved = match from_spare {
                 FromSpare::Done(created) => {
                     if created.is_ok() {
-                        self.refill_spare(key, python_version);
+                        self.refill_spare(key, python_version, installs);
                     }
                     return created;
                 }
@@ -116,7 +117,7 @@ impl Environments {
             let fresh = self.create_fresh(with, params, reuse_key, resolving, (true, progress));
             let created = fresh.await;
             if let (Ok(_), Some(key)) = (&created, key) {
-                self.refill_spare(key, python_version);
+                self.refill_spare(key, python_version, installs);
             }
             return created;
         }
@@ -161,7 +162,7 @@ impl Environments {
             }
         };
         if let (Ok(_), Some(key)) = (&created, key) {
-            self.refill_spare(key, python_version);
+            self.refill_spare(key, python_version, installs);
         }
         created
     }

@@ -73,7 +73,7 @@ impl Environments {
             }
             // The install takes long: the next spare is made meanwhile, not after the answer,
             // so that a create coming right after this one finds it ready.
-            self.refill_spare(key.clone(), params.version_request);
+            self.refill_spare(key.clone(), params.version_request, true);
             progress.report(provisioned, Some(20)).await;
             // Over at once unless the backend is still preparing the spare for installs.
             let _ = prepared.wait_for(|over| *over).await;

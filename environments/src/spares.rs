@@ -16,9 +16,10 @@
 //! it can relabel ([`CanRelabelRequest`]) gets spares. A spare that cannot be used is aborted
 //! and the create goes the usual way. After a create that could have used one, the spare of
 //! its key is made again: after the answer, or, for a create that installs into the spare it
-//! took, while it installs. Once made, a spare is usable at once, and the backend then
-//! prepares it for installs in the background ([`PrepareSpareRequest`]: uv's first look at
-//! its interpreter). At the server's stop, every spare is aborted.
+//! took, while it installs. Once made, a spare is usable at once; when the create it replaces
+//! installed packages, the backend then prepares it for installs in the background
+//! ([`PrepareSpareRequest`]: uv's first look at its interpreter). At the server's stop, every
+//! spare is aborted.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -184,7 +185,15 @@ pub(crate) async fn discard(reservation: Reservation) {
 impl Environments {
     /// After a create that could have used the spare of `key`: makes one, in the background,
     /// unless there is one (or one is being made), spares are off or this key was refused.
-    pub(crate) fn refill_spare(&self, key: SpareKey, python_version: VersionRequest) {
+    /// The spare is prepared for installs when that create `installed` packages (or a lock),
+    /// as the next create like it is likely to: preparing costs a Python run in the
+    /// background, which creates without packages would only have to share the CPU with.
+    pub(crate) fn refill_spare(
+        &self,
+        key: SpareKey,
+        python_version: VersionRequest,
+        installed: bool,
+    ) {
         let spares = &self.inner.spares;
         if !spares.may_serve(&key.backend) {
             return;
@@ -216,16 +225,17 @@ impl Environments {
             if let Some(evicted) = evicted {
                 abort(&evicted).await;
             }
-            env.fill(key, python_version, guard, slot).await;
+            env.fill(key, (python_version, installed), guard, slot)
+                .await;
         });
     }
 
-    /// Makes the spare of `key` into `guard`, then has the backend prepare it (see the
-    /// module's docs). A spare that cannot be made leaves its slot empty and gone.
+    /// Makes the spare of `key` into `guard`, then, if `prepare`, has the backend prepare it
+    /// (see the module's docs). A spare that cannot be made leaves its slot empty and gone.
     async fn fill(
         self,
         key: SpareKey,
-        python_version: VersionRequest,
+        (python_version, prepare): (VersionRequest, bool),
         mut guard: OwnedMutexGuard<Option<Spare>>,
         slot: Slot,
     ) {
@@ -239,10 +249,11 @@ impl Environments {
             root: spare.reservation.root.clone(),
             interpreter_path: spare.provisioned.interpreter_path.clone(),
         };
-        tracing::debug!(%id, "a spare environment is ready");
+        tracing::debug!(%id, prepare, "a spare environment is ready");
         *guard = Some(spare);
         drop(guard);
-        let Ok(backend) = self.backend(&key.backend) else {
+        let Some(backend) = prepare.then(|| self.backend(&key.backend).ok()).flatten() else {
+            let _ = prepared.send(true);
             return;
         };
         // A create may take the spare meanwhile (one that installs waits for this), and may

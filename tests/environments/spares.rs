@@ -54,9 +54,20 @@ impl Logged {
 
     /// The id of the next spare the server says is ready.
     async fn next_spare(&mut self) -> String {
+        self.next_spare_and_if_prepared().await.0
+    }
+
+    /// The id of the next spare the server says is ready, and whether it is to be prepared
+    /// for installs (after a create that installed).
+    async fn next_spare_and_if_prepared(&mut self) -> (String, bool) {
         let line = self.next_line_saying(READY).await;
         let at = line.find("env-").expect("the spare's id");
-        line[at..at + 16].to_owned()
+        let prepare = match () {
+            () if line.contains("prepare=true") => true,
+            () if line.contains("prepare=false") => false,
+            () => panic!("the line says nothing of preparing: {line}"),
+        };
+        (line[at..at + 16].to_owned(), prepare)
     }
 
     /// Waits for the server to say that spare `id` is prepared for installs.
@@ -180,7 +191,11 @@ async fn a_create_from_a_spare_answers_and_writes_what_one_without_does() {
     let mut spared = Logged::start(&with, &[]);
     spared.server.initialize().await;
     spared.create(1, "first", "3.12").await;
-    let spare = spared.next_spare().await;
+    let (spare, prepare) = spared.next_spare_and_if_prepared().await;
+    assert!(
+        !prepare,
+        "a spare made after a create without packages is not prepared"
+    );
     let taken = spared.create(2, "the name ✓ 'quoted' $HOME", "3.12").await;
     assert_eq!(taken["id"], spare, "the create took the spare");
     let got = spared
@@ -208,8 +223,8 @@ async fn a_create_from_a_spare_answers_and_writes_what_one_without_does() {
 }
 
 /// With packages, on the venv backend and on the uv backend (both installing with uv): the
-/// create installs into the spare, prepared for installs before it is taken, and the answer
-/// and the files (bytecode aside) are those of a create without spares.
+/// spare made after a create that installed is prepared for installs, the next create installs
+/// into it, and the answer and the files (bytecode aside) are those of a create without spares.
 #[tokio::test]
 async fn a_create_with_packages_from_a_spare_answers_and_writes_what_one_without_does() {
     let temp = tempfile::tempdir().unwrap();
@@ -232,7 +247,11 @@ async fn a_create_with_packages_from_a_spare_answers_and_writes_what_one_without
             .call(1, "environment/create", params("first"))
             .await;
         assert!(first.get("result").is_some(), "{first}");
-        let spare = spared.next_spare().await;
+        let (spare, prepare) = spared.next_spare_and_if_prepared().await;
+        assert!(
+            prepare,
+            "{backend}: a spare made after a create that installed is prepared"
+        );
         spared.prepared(&spare).await;
         let taken = spared
             .server
