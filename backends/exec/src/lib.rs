@@ -57,6 +57,7 @@ mod activation;
 mod capture;
 mod child;
 mod contain;
+mod dir_lock;
 pub mod file_events;
 mod links;
 mod lookup;

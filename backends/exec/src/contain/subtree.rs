@@ -35,6 +35,7 @@ use rustix::fs::{flock, FlockOperation, Mode, OFlags};
 
 use super::guardian::Guardian;
 use super::hierarchy::{has_member, lists, Kind};
+use crate::dir_lock::{lock_if_unheld, open_dir, still_at};
 use crate::remove_tree::remove_cgroup_tree;
 
 /// Prefix of the subtrees this crate creates.
@@ -147,24 +148,13 @@ fn lock_own(dir: &Path) -> io::Result<OwnedFd> {
         };
         // Held only briefly by a sweeper that found it unlocked before this process locked it.
         flock(&lock, FlockOperation::LockExclusive)?;
-        let locked = rustix::fs::fstat(&lock)?;
-        match rustix::fs::stat(dir) {
-            Ok(now) if (now.st_dev, now.st_ino) == (locked.st_dev, locked.st_ino) => {
-                return Ok(lock)
-            }
-            // Removed (and maybe made again) by a sweeper meanwhile.
-            _ => last = Some(io::Error::other("the subtree was removed while being made")),
+        if still_at(&lock, dir)? {
+            return Ok(lock);
         }
+        // Removed (and maybe made again) by a sweeper meanwhile.
+        last = Some(io::Error::other("the subtree was removed while being made"));
     }
     Err(last.unwrap_or_else(|| io::Error::other("cannot make the subtree")))
-}
-
-fn open_dir(dir: &Path) -> io::Result<OwnedFd> {
-    Ok(rustix::fs::open(
-        dir,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?)
 }
 
 /// Enables `pids` in `home` (possible once this process left it, when nothing else is in it,
@@ -211,9 +201,8 @@ fn sweep_dead(kind: Kind, home: &Path) {
             let path = entry.path();
             match owner(entry.file_name().to_str()?)? {
                 Owner::Subtree => {
-                    let lock = open_dir(&path).ok()?;
                     // Held: a live server's (or a sweeper's, which removes it).
-                    flock(&lock, FlockOperation::NonBlockingLockExclusive).ok()?;
+                    let lock = lock_if_unheld(&path)?;
                     Some((path, Some(lock)))
                 }
                 Owner::Flat(pid) => (!has_member(home, pid)).then_some((path, None)),

@@ -21,7 +21,8 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use rand::Rng;
-use rustix::fs::{flock, FlockOperation, Mode, OFlags};
+
+use crate::dir_lock::{lock_if_unheld, still_at};
 
 /// How often, and how far apart, a removal that failed (a process still dying inside) is
 /// tried again in the background.
@@ -162,10 +163,14 @@ fn make_base_dir(temp: &Path, reclaim: Reclaim) -> io::Result<Base> {
         let nonce: u64 = rand::rng().random();
         let path = temp.join(format!("{prefix}{pid}-{nonce:016x}"));
         match DirBuilder::new().mode(0o700).create(&path) {
+            // A sweeper of another PID namespace may take it for a dead server's before this
+            // process locks it: then it is gone (or going), and another name is tried.
             Ok(()) => {
-                let held = open_directory(&path)?;
-                flock(&held, FlockOperation::NonBlockingLockExclusive)?;
-                return Ok(Base { path, _held: held });
+                if let Some(held) = lock_if_unheld(&path) {
+                    if still_at(&held, &path)? {
+                        return Ok(Base { path, _held: held });
+                    }
+                }
             }
             Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(error) => return Err(error),
@@ -204,19 +209,10 @@ fn remove_abandoned_bases(temp: &Path, prefix: &str, reclaim: Reclaim) {
             continue;
         }
         // Held while the tree goes, so that no server can take it meanwhile.
-        let unheld = open_directory(&entry.path())
-            .ok()
-            .filter(|base| flock(base, FlockOperation::NonBlockingLockExclusive).is_ok());
-        if unheld.is_some() {
+        if let Some(_unheld) = lock_if_unheld(&entry.path()) {
             let _ = remove(&entry.path());
         }
     }
-}
-
-/// `path` opened as a directory, never through a symlink.
-fn open_directory(path: &Path) -> io::Result<OwnedFd> {
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    Ok(rustix::fs::open(path, flags, Mode::empty())?)
 }
 
 fn process_exists(pid: i32) -> bool {
