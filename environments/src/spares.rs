@@ -225,8 +225,7 @@ impl Environments {
             if let Some(evicted) = evicted {
                 abort(&evicted).await;
             }
-            env.fill(key, (python_version, installed), guard, slot)
-                .await;
+            env.fill(key, python_version, installed, guard, slot).await;
         });
     }
 
@@ -235,7 +234,8 @@ impl Environments {
     async fn fill(
         self,
         key: SpareKey,
-        (python_version, prepare): (VersionRequest, bool),
+        python_version: VersionRequest,
+        prepare: bool,
         mut guard: OwnedMutexGuard<Option<Spare>>,
         slot: Slot,
     ) {

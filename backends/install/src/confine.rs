@@ -43,10 +43,8 @@ pub fn install_sandbox(
     source: &InstallSource,
 ) -> SandboxPolicy {
     SandboxPolicy {
-        root,
-        hidden,
         network: SandboxNetwork::TcpConnect(ports(source, |name| std::env::var(name).ok())),
-        private_tmp_in: None,
+        ..SandboxPolicy::offline(root, hidden)
     }
 }
 

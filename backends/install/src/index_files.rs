@@ -20,7 +20,7 @@ use tokio::process::Command;
 
 use serde::Deserialize;
 
-use crate::helper::{captured_output, requirements_file};
+use crate::helper::{requirements_file, succeeded};
 use crate::output::INSTALLER_ENV;
 use crate::pylock::{check_name_and_version, index_files_in, is_plain_url};
 use crate::pylock::{IndexFiles, KnownIndexFiles};
@@ -97,13 +97,7 @@ async fn ask(
         .map_err(|e| format!("making the report's file: {e}"))?;
     let mut command = Command::new(&argv[0]);
     command.args(&argv[1..]).envs(INSTALLER_ENV);
-    let output = captured_output(&mut command)
-        .await
-        .map_err(|e| format!("running {}: {e}", argv[0]))?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(stderr.trim().to_owned());
-    }
+    let output = succeeded(&mut command, usize::MAX).await?;
     match report {
         None => index_files_in(&String::from_utf8_lossy(&output.stdout)),
         Some(report) => {

@@ -107,19 +107,15 @@ pub async fn prepare_installer(installer: &Installer, python: &Path) -> Result<(
     let Some(argv) = installer.look_argv(python) else {
         return Ok(());
     };
-    let reason = wsp_protocol::FailureReason::BackendError;
-    let output = captured_output(tokio::process::Command::new(&argv[0]).args(&argv[1..]))
-        .await
-        .map_err(|e| BackendError::caused_by(reason.clone(), format!("running {}", argv[0]), e))?;
-    if output.status.success() {
-        return Ok(());
+    let mut command = tokio::process::Command::new(&argv[0]);
+    command.args(&argv[1..]);
+    match helper::succeeded(&mut command, MAX_DETAIL_BYTES).await {
+        Ok(_) => Ok(()),
+        Err(detail) => Err(BackendError::failed(
+            wsp_protocol::FailureReason::BackendError,
+            format!("{} pip list failed: {detail}", argv[0]),
+        )),
     }
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let detail = output::tail(stderr.trim(), MAX_DETAIL_BYTES);
-    Err(BackendError::failed(
-        reason,
-        format!("{} pip list failed ({}): {detail}", argv[0], output.status),
-    ))
 }
 
 /// Records where the packages of `request` came from; a failure is only logged.

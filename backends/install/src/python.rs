@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use wsp_backend::{BackendError, ProvisionRequest};
 
-use crate::captured_output;
+use crate::helper::succeeded;
 use wsp_interpreters::{InterpreterInfo, Inventory, VersionRequest};
 
 /// Installs Pythons that no locator finds with uv (`wsp serve --python-downloads`).
@@ -87,17 +87,11 @@ pub async fn provision_python(
 
 /// `uv python install --no-config --no-bin <version>`; `Err` holds what uv said.
 async fn uv_python_install(uv: &std::path::Path, version: &str) -> Result<(), String> {
-    let output = captured_output(
-        tokio::process::Command::new(uv)
-            .args(["python", "install", "--no-config", "--no-bin", version])
-            .env("UV_PYTHON_DOWNLOADS", "automatic"),
-    )
-    .await
-    .map_err(|e| format!("running {}: {e}", uv.display()))?;
-    if output.status.success() {
-        tracing::info!(version, "installed Python with uv");
-        return Ok(());
-    }
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    Err(super::output::tail(stderr.trim(), 4096).to_owned())
+    let mut command = tokio::process::Command::new(uv);
+    command
+        .args(["python", "install", "--no-config", "--no-bin", version])
+        .env("UV_PYTHON_DOWNLOADS", "automatic");
+    succeeded(&mut command, 4096).await?;
+    tracing::info!(version, "installed Python with uv");
+    Ok(())
 }
