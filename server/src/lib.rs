@@ -6,7 +6,9 @@
 //!
 //! The pieces, from the bytes up:
 //! - [`codec`]: the framing codec (recoverable problems are items, not errors);
-//! - [`stdio`]: stdin and stdout on the reactor when they are pipes;
+//! - [`non_blocking`]: a pipe or socket on the reactor, read early while its session is
+//!   alone on the thread;
+//! - [`stdio`]: stdin and stdout on the reactor when they are pipes or sockets;
 //! - [`runtime`]: moves messages between a transport and the session stack;
 //! - [`transport`]: where connections come from (stdio, a Unix socket, an in-memory pair);
 //! - [`ServerBuilder`]: binds methods, method groups and layers; [`Server`] serves any
@@ -19,6 +21,7 @@ mod builder;
 mod capabilities;
 pub mod client;
 pub mod codec;
+pub mod non_blocking;
 pub mod runtime;
 mod serving;
 pub mod stdio;

@@ -12,17 +12,16 @@
 //! as stderr (non-blocking mode would then reach the log writer too).
 
 use std::future::Future;
-use std::io::{self, IsTerminal};
-use std::os::fd::{AsFd, OwnedFd};
+use std::io;
+use std::os::fd::AsFd;
 use std::pin::Pin;
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll};
 
 use futures::Stream;
-
-use rustix::fs::{fcntl_getfl, fcntl_setfl, fstat, FileType, OFlags};
-use tokio::io::unix::AsyncFd;
+use rustix::fs::fstat;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+pub use crate::non_blocking::{EarlyReads, NonBlocking};
 use crate::runtime::FrameSource;
 
 /// The server's stdin.
@@ -43,7 +42,7 @@ pub enum Stdout {
 
 /// This process's stdin, on the reactor when it can be. Must be called inside a tokio runtime.
 pub fn stdin() -> Stdin {
-    match NonBlocking::new(io::stdin()) {
+    match NonBlocking::duplicate(io::stdin(), EarlyReads::Always) {
         Some(handle) => Stdin::Reactor(handle),
         None => Stdin::Pool(tokio::io::stdin()),
     }
@@ -53,7 +52,7 @@ pub fn stdin() -> Stdin {
 /// runtime.
 pub fn stdout() -> Stdout {
     let shared_with_stderr = same_file(&io::stdout(), &io::stderr());
-    match (!shared_with_stderr).then(|| NonBlocking::new(io::stdout())) {
+    match (!shared_with_stderr).then(|| NonBlocking::duplicate(io::stdout(), EarlyReads::Never)) {
         Some(Some(handle)) => Stdout::Reactor(handle),
         _ => Stdout::Pool(tokio::io::stdout()),
     }
@@ -72,15 +71,11 @@ impl Stdout {
         matches!(self, Stdout::Reactor(_))
     }
 
-    /// Whether the client has read everything written: a pipe holding no unread byte. Never
-    /// for a socket or a stdout off the reactor (not asked).
+    /// Whether the client has read everything written (see [`NonBlocking::is_drained`]).
+    /// Never for a stdout off the reactor (not asked).
     pub fn is_drained(&self) -> bool {
         match self {
-            Stdout::Reactor(handle) => {
-                let fd = handle.fd.get_ref();
-                let is_pipe = handle.is_pipe;
-                is_pipe && rustix::io::ioctl_fionread(fd).is_ok_and(|unread| unread == 0)
-            }
+            Stdout::Reactor(handle) => handle.is_drained(),
             Stdout::Pool(_) => false,
         }
     }
@@ -195,149 +190,6 @@ fn same_file(a: &impl AsFd, b: &impl AsFd) -> bool {
     }
 }
 
-/// A pipe or socket switched to non-blocking mode and registered with the reactor, through a
-/// duplicate of its descriptor.
-pub struct NonBlocking {
-    fd: AsyncFd<OwnedFd>,
-    original_flags: OFlags,
-    /// A pipe, not a socket (whose unread bytes `FIONREAD` does not count on this side).
-    is_pipe: bool,
-}
-
-impl NonBlocking {
-    fn new(handle: impl AsFd + IsTerminal) -> Option<Self> {
-        let file_type = FileType::from_raw_mode(fstat(&handle).ok()?.st_mode);
-        if !matches!(file_type, FileType::Fifo | FileType::Socket) || handle.is_terminal() {
-            return None;
-        }
-        let owned = handle.as_fd().try_clone_to_owned().ok()?;
-        let original_flags = fcntl_getfl(&owned).ok()?;
-        fcntl_setfl(&owned, original_flags | OFlags::NONBLOCK).ok()?;
-        // SAFETY: the `OwnedFd` owns its descriptor for as long as the `AsyncFd` holds it, and
-        // always reports that same descriptor.
-        match unsafe { AsyncFd::register(owned) } {
-            Ok(fd) => Some(NonBlocking {
-                fd,
-                original_flags,
-                is_pipe: file_type == FileType::Fifo,
-            }),
-            Err(error) => {
-                let (owned, error) = error.into_parts();
-                let _ = fcntl_setfl(&owned, original_flags);
-                tracing::debug!(%error, "stdio stays on the blocking pool");
-                None
-            }
-        }
-    }
-
-    fn poll_io<R>(
-        &self,
-        cx: &mut Context<'_>,
-        writable: bool,
-        mut io: impl FnMut(&OwnedFd) -> io::Result<R>,
-    ) -> Poll<io::Result<R>> {
-        loop {
-            let mut guard = if writable {
-                ready!(self.fd.poll_write_ready(cx))?
-            } else {
-                ready!(self.fd.poll_read_ready(cx))?
-            };
-            match guard.try_io(|fd| io(fd.get_ref())) {
-                Ok(result) => return Poll::Ready(result),
-                Err(_would_block) => continue,
-            }
-        }
-    }
-}
-
-impl Drop for NonBlocking {
-    fn drop(&mut self) {
-        let _ = fcntl_setfl(self.fd.get_ref(), self.original_flags);
-    }
-}
-
-impl AsyncRead for NonBlocking {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let mut tried = false;
-        let polled = self.poll_io(cx, false, |fd| {
-            tried = true;
-            read_unfilled(fd, buf)
-        });
-        let read = match polled {
-            Poll::Ready(read) => read?,
-            Poll::Pending if tried => return Poll::Pending,
-            // The reactor has not seen input since the last read found none, but a
-            // busy-polling session asks before the reactor looks again (the waker is
-            // registered, so nothing can be missed). The read takes from the task's budget
-            // as the reactor's reads do.
-            Poll::Pending => {
-                let coop = ready!(tokio::task::coop::poll_proceed(cx));
-                match read_unfilled(self.fd.get_ref(), buf) {
-                    Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
-                        return Poll::Pending
-                    }
-                    read => {
-                        coop.made_progress();
-                        read?
-                    }
-                }
-            }
-        };
-        // SAFETY: `read(2)` initialized the first `read` bytes of the unfilled part.
-        unsafe { buf.assume_init(read) };
-        buf.advance(read);
-        Poll::Ready(Ok(()))
-    }
-}
-
-/// Reads straight into the unfilled part of `buf`: zeroing it first (`initialize_unfilled`)
-/// cost a memset of the whole read buffer, up to 64 KiB, for every read.
-fn read_unfilled(fd: &OwnedFd, buf: &mut ReadBuf<'_>) -> io::Result<usize> {
-    // SAFETY: `read(2)` only writes into these bytes; nothing de-initializes them.
-    let unfilled = unsafe { buf.unfilled_mut() };
-    rustix::io::read(fd, unfilled)
-        .map(|(filled, _)| filled.len())
-        .map_err(io::Error::from)
-}
-
-impl AsyncWrite for NonBlocking {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_io(cx, true, |fd| {
-            rustix::io::write(fd, buf).map_err(io::Error::from)
-        })
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_io(cx, true, |fd| {
-            rustix::io::writev(fd, bufs).map_err(io::Error::from)
-        })
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        true
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-}
-
 impl AsyncRead for Stdin {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -399,6 +251,7 @@ impl AsyncWrite for Stdout {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::OwnedFd;
     use std::io::{Read, Write};
     use tokio::io::AsyncReadExt;
 
@@ -406,7 +259,9 @@ mod tests {
     async fn a_pipe_is_drained_once_its_reader_took_every_byte() {
         let (mut reader, mut writer) = io::pipe().expect("a pipe");
         let handle = std::fs::File::from(OwnedFd::from(writer.try_clone().expect("dup")));
-        let stdout = Stdout::Reactor(NonBlocking::new(handle).expect("on the reactor"));
+        let stdout = Stdout::Reactor(
+            NonBlocking::duplicate(handle, EarlyReads::Always).expect("on the reactor"),
+        );
         assert!(stdout.is_drained());
         writer.write_all(b"an answer").expect("write");
         assert!(!stdout.is_drained());
@@ -420,7 +275,9 @@ mod tests {
     async fn stdin_with_unreported_input() -> (Stdin, io::PipeWriter) {
         let (reader, mut writer) = io::pipe().expect("a pipe");
         let handle = std::fs::File::from(OwnedFd::from(reader));
-        let mut stdin = Stdin::Reactor(NonBlocking::new(handle).expect("on the reactor"));
+        let mut stdin = Stdin::Reactor(
+            NonBlocking::duplicate(handle, EarlyReads::Always).expect("on the reactor"),
+        );
         let mut taken = [0; 9];
         assert!(futures::poll!(Box::pin(stdin.read(&mut taken))).is_pending());
         writer.write_all(b"a request").expect("write");
@@ -453,13 +310,5 @@ mod tests {
         .await;
         let read = stdin.read(&mut taken).await.expect("read");
         assert_eq!(&taken[..read], b"a request");
-    }
-
-    #[tokio::test]
-    async fn a_socket_is_never_taken_for_drained() {
-        let (_peer, socket) = std::os::unix::net::UnixStream::pair().expect("a socket pair");
-        let handle = std::fs::File::from(OwnedFd::from(socket));
-        let stdout = Stdout::Reactor(NonBlocking::new(handle).expect("on the reactor"));
-        assert!(!stdout.is_drained());
     }
 }

@@ -4,16 +4,12 @@
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
-use bytes::Bytes;
-use futures::Sink;
-use pin_project::pin_project;
 use rustix::fs::Mode;
 use wsp_middleware::Extensions;
+use wsp_server::non_blocking::EarlyReads;
 use wsp_server::transport::unix::UnixConnection;
-use wsp_server::transport::{BoxListener, Connection, ConnectionSlot, ConnectionSlots, Listener};
+use wsp_server::transport::{BoxListener, Connection, ConnectionSlots, Listener};
 
 use super::ListenConfig;
 
@@ -154,11 +150,16 @@ impl Listener for UnixSockets {
                 );
                 continue;
             };
-            return Ok(UnixPeer {
-                connection: stream.into(),
-                uid,
-                slot,
-            });
+            let early_reads = EarlyReads::WhileAlone(self.slots.clone());
+            match UnixConnection::new(stream, early_reads) {
+                Ok(connection) => {
+                    return Ok(UnixPeer {
+                        connection: connection.holding(slot),
+                        uid,
+                    })
+                }
+                Err(error) => tracing::warn!(%error, "an accepted Unix peer was closed"),
+            }
         }
     }
 }
@@ -171,52 +172,18 @@ pub struct PeerUid(pub u32);
 pub(crate) struct UnixPeer {
     connection: UnixConnection,
     uid: u32,
-    slot: ConnectionSlot,
 }
 
 impl Connection for UnixPeer {
     type Input = <UnixConnection as Connection>::Input;
-    type Output = HoldingSlot<<UnixConnection as Connection>::Output>;
+    type Output = <UnixConnection as Connection>::Output;
 
     fn open(self, max_frame_bytes: usize) -> (Self::Input, Self::Output) {
-        let (input, output) = self.connection.open(max_frame_bytes);
-        let output = HoldingSlot {
-            output,
-            _slot: self.slot,
-        };
-        (input, output)
+        self.connection.open(max_frame_bytes)
     }
 
     fn describe(&self, facts: &mut Extensions) {
         self.connection.describe(facts);
         facts.insert(PeerUid(self.uid));
-    }
-}
-
-/// An output that keeps the connection's slot taken for as long as the session writes.
-#[pin_project]
-pub(crate) struct HoldingSlot<O> {
-    #[pin]
-    output: O,
-    _slot: ConnectionSlot,
-}
-
-impl<O: Sink<Bytes, Error = io::Error>> Sink<Bytes> for HoldingSlot<O> {
-    type Error = io::Error;
-
-    fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.project().output.poll_ready(cx)
-    }
-
-    fn start_send(self: Pin<&mut Self>, item: Bytes) -> io::Result<()> {
-        self.project().output.start_send(item)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.project().output.poll_flush(cx)
-    }
-
-    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.project().output.poll_close(cx)
     }
 }

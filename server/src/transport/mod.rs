@@ -29,7 +29,7 @@ use wsp_middleware::Extensions;
 pub use wsp_protocol::results::TransportName;
 
 pub use boxed::{BoxConnection, BoxInput, BoxListener, BoxOutput};
-pub use slots::{ConnectionSlot, ConnectionSlots};
+pub use slots::{ConnectionSlot, ConnectionSlots, HoldingSlot};
 
 use crate::codec::{FrameCodec, FrameWriter};
 use crate::runtime::{FairRead, FrameSource};

@@ -1,7 +1,13 @@
 //! A bound on the connections served at once, shared by every listener of a server.
 
+use std::io;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures::Sink;
 
 /// At most `max` connections at once, counted over every listener that shares these slots.
 #[derive(Debug, Clone)]
@@ -53,6 +59,44 @@ pub struct ConnectionSlot {
 impl Drop for ConnectionSlot {
     fn drop(&mut self) {
         self.taken.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// An output that keeps its connection's slot (if it has one) taken for as long as the
+/// session writes.
+#[derive(Debug)]
+pub struct HoldingSlot<O> {
+    output: O,
+    _slot: Option<ConnectionSlot>,
+}
+
+impl<O> HoldingSlot<O> {
+    /// `output`, holding `slot`.
+    pub fn new(output: O, slot: Option<ConnectionSlot>) -> Self {
+        HoldingSlot {
+            output,
+            _slot: slot,
+        }
+    }
+}
+
+impl<O: Sink<Bytes, Error = io::Error> + Unpin> Sink<Bytes> for HoldingSlot<O> {
+    type Error = io::Error;
+
+    fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.output).poll_ready(cx)
+    }
+
+    fn start_send(mut self: Pin<&mut Self>, item: Bytes) -> io::Result<()> {
+        Pin::new(&mut self.output).start_send(item)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.output).poll_flush(cx)
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.output).poll_close(cx)
     }
 }
 

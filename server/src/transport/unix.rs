@@ -1,65 +1,88 @@
 //! A Unix stream socket as a [`Connection`](super::Connection), and a Unix listener that accepts many.
 
 use std::io;
+use std::os::fd::OwnedFd;
 use std::path::Path;
 
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use wsp_middleware::Extensions;
 
-use super::{ByteStream, Listener};
+use super::{ByteStream, Connection, ConnectionSlot, ConnectionSlots, HoldingSlot, Listener};
+use crate::codec::{FrameCodec, FrameWriter};
+use crate::non_blocking::{EarlyReads, NonBlocking};
+use crate::runtime::FairRead;
 
-/// One Unix stream, `Content-Length` framed.
-pub type UnixConnection = ByteStream<OwnedReadHalf, OwnedWriteHalf>;
+/// One Unix stream, `Content-Length` framed; it may hold a slot of its listener's
+/// [`ConnectionSlots`] for as long as its session writes.
+#[derive(Debug)]
+pub struct UnixConnection {
+    bytes: ByteStream<NonBlocking, NonBlocking>,
+    slot: Option<ConnectionSlot>,
+}
 
-impl From<tokio::net::UnixStream> for UnixConnection {
-    fn from(stream: tokio::net::UnixStream) -> Self {
-        let (reader, writer) = stream.into_split();
-        ByteStream::new(reader, writer)
-            .of_kind(super::TransportName::Unix)
-            .with_drain_probe(is_drained)
+impl UnixConnection {
+    /// `stream`, read early as `early_reads` says (see [`crate::non_blocking`]): a listener
+    /// passes [`EarlyReads::WhileAlone`] with its slots. Must be called inside a tokio runtime.
+    pub fn new(stream: tokio::net::UnixStream, early_reads: EarlyReads) -> io::Result<Self> {
+        let reader = OwnedFd::from(stream.into_std()?);
+        let writer = reader.try_clone()?;
+        let bytes = ByteStream::new(
+            NonBlocking::socket_reader(reader, early_reads)?,
+            NonBlocking::socket_writer(writer)?,
+        )
+        .of_kind(super::TransportName::Unix)
+        .with_drain_probe(NonBlocking::is_drained);
+        Ok(UnixConnection { bytes, slot: None })
+    }
+
+    /// The connection, keeping `slot` taken until its session's output drops.
+    pub fn holding(mut self, slot: ConnectionSlot) -> Self {
+        self.slot = Some(slot);
+        self
     }
 }
 
-/// Whether the peer has read everything written: none of the bytes sent on the socket wait in
-/// the peer's queue (`SIOCOUTQ`, which for a Unix stream counts them until they are read).
-fn is_drained(writer: &OwnedWriteHalf) -> bool {
-    let stream: &tokio::net::UnixStream = writer.as_ref();
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::ioctl::{ioctl, Getter, Opcode};
-        // SAFETY: `SIOCOUTQ` (`TIOCOUTQ`) is a getter opcode that gets a `c_int`.
-        let unsent = unsafe {
-            ioctl(
-                stream,
-                Getter::<{ libc::TIOCOUTQ as Opcode }, libc::c_int>::new(),
-            )
-        };
-        unsent.is_ok_and(|unsent| unsent == 0)
+impl Connection for UnixConnection {
+    type Input = tokio_util::codec::FramedRead<FairRead<NonBlocking>, FrameCodec>;
+    type Output = HoldingSlot<FrameWriter<NonBlocking>>;
+
+    fn open(self, max_frame_bytes: usize) -> (Self::Input, Self::Output) {
+        let (input, output) = self.bytes.open(max_frame_bytes);
+        (input, HoldingSlot::new(output, self.slot))
     }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = stream;
-        false
+
+    fn describe(&self, facts: &mut Extensions) {
+        self.bytes.describe(facts);
     }
 }
 
-/// A bound Unix socket; every accepted stream is a connection.
+/// A bound Unix socket; every accepted stream is a connection, counted in its slots.
 #[derive(Debug)]
 pub struct UnixListener {
     listener: tokio::net::UnixListener,
+    slots: ConnectionSlots,
 }
 
 impl UnixListener {
-    /// Binds `path` (which must not exist). Must be called inside a tokio runtime.
+    /// Binds `path` (which must not exist), with no bound on its connections. Must be called
+    /// inside a tokio runtime.
     pub fn bind(path: impl AsRef<Path>) -> io::Result<Self> {
-        Ok(UnixListener {
-            listener: tokio::net::UnixListener::bind(path)?,
-        })
+        Ok(tokio::net::UnixListener::bind(path)?.into())
+    }
+
+    /// Serves at most as many connections at once as `slots` has room for (shared with other
+    /// listeners, say); a peer past them is closed at once.
+    pub fn with_slots(mut self, slots: ConnectionSlots) -> Self {
+        self.slots = slots;
+        self
     }
 }
 
 impl From<tokio::net::UnixListener> for UnixListener {
     fn from(listener: tokio::net::UnixListener) -> Self {
-        UnixListener { listener }
+        UnixListener {
+            listener,
+            slots: ConnectionSlots::new(usize::MAX),
+        }
     }
 }
 
@@ -67,25 +90,20 @@ impl Listener for UnixListener {
     type Connection = UnixConnection;
 
     async fn accept(&mut self) -> io::Result<UnixConnection> {
-        let (stream, _peer) = self.listener.accept().await?;
-        Ok(stream.into())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-    #[tokio::test]
-    async fn a_socket_is_drained_once_its_peer_took_every_byte() {
-        let (ours, mut peer) = tokio::net::UnixStream::pair().expect("a socket pair");
-        let (_reader, mut writer) = ours.into_split();
-        assert!(is_drained(&writer));
-        writer.write_all(b"an answer").await.expect("write");
-        assert!(!is_drained(&writer));
-        let mut taken = [0; 9];
-        peer.read_exact(&mut taken).await.expect("read");
-        assert!(is_drained(&writer));
+        loop {
+            let (stream, _peer) = self.listener.accept().await?;
+            let Some(slot) = self.slots.take() else {
+                tracing::warn!(
+                    max = self.slots.max(),
+                    "a Unix peer was closed: all slots taken"
+                );
+                continue;
+            };
+            let early_reads = EarlyReads::WhileAlone(self.slots.clone());
+            match UnixConnection::new(stream, early_reads) {
+                Ok(connection) => return Ok(connection.holding(slot)),
+                Err(error) => tracing::warn!(%error, "an accepted Unix peer was closed"),
+            }
+        }
     }
 }
