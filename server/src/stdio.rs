@@ -251,8 +251,8 @@ impl AsyncWrite for Stdout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::fd::OwnedFd;
     use std::io::{Read, Write};
+    use std::os::fd::OwnedFd;
     use tokio::io::AsyncReadExt;
 
     #[tokio::test]

@@ -7,9 +7,14 @@ use std::path::Path;
 use wsp_middleware::Extensions;
 
 use super::{ByteStream, Connection, ConnectionSlot, ConnectionSlots, HoldingSlot, Listener};
-use crate::codec::{FrameCodec, FrameWriter};
+use crate::codec::{EarlyAt, FrameCodec, FrameWriter};
 use crate::non_blocking::{EarlyReads, NonBlocking};
 use crate::runtime::FairRead;
+
+/// A socket's early writes: after two dozen answers, since every write costs the kernel an
+/// allocation, a memory charge and a queued buffer (BENCHMARKS.md, "Unix sockets: reading
+/// early while alone").
+const SOCKET_EARLY_WRITE_AT: EarlyAt = EarlyAt::frames(24);
 
 /// One Unix stream, `Content-Length` framed; it may hold a slot of its listener's
 /// [`ConnectionSlots`] for as long as its session writes.
@@ -30,7 +35,8 @@ impl UnixConnection {
             NonBlocking::socket_writer(writer)?,
         )
         .of_kind(super::TransportName::Unix)
-        .with_drain_probe(NonBlocking::is_drained);
+        .with_drain_probe(NonBlocking::is_drained)
+        .with_early_writes_at(SOCKET_EARLY_WRITE_AT);
         Ok(UnixConnection { bytes, slot: None })
     }
 
