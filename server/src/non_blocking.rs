@@ -281,45 +281,94 @@ impl AsyncWrite for NonBlocking {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::ConnectionSlot;
     use std::io::{Read, Write};
     use std::os::unix::net::UnixStream;
     use tokio::io::AsyncReadExt;
 
     /// The reading side of a socket that its last read found empty, then given `a request`,
-    /// which the reactor has not had a turn to see yet; with `connections` taken of `slots`.
-    async fn reader_with_unreported_input(
-        connections: usize,
-    ) -> (NonBlocking, UnixStream, Vec<ConnectionSlot>) {
-        let slots = ConnectionSlots::new(8);
-        let served = (0..connections).filter_map(|_| slots.take()).collect();
+    /// which the reactor has not had a turn to see yet.
+    async fn reader_with_unreported_input(early_reads: EarlyReads) -> (NonBlocking, UnixStream) {
         let (ours, mut peer) = UnixStream::pair().expect("a socket pair");
-        let mut reader =
-            NonBlocking::socket_reader(ours.into(), EarlyReads::WhileAlone(slots)).expect("reader");
+        let mut reader = NonBlocking::socket_reader(ours.into(), early_reads).expect("reader");
         let mut taken = [0; 9];
         assert!(futures::poll!(Box::pin(reader.read(&mut taken))).is_pending());
         peer.write_all(b"a request").expect("write");
-        (reader, peer, served)
+        (reader, peer)
+    }
+
+    /// `reader`, polled again at once, before the reactor has had a turn to see its input.
+    async fn read_at_once(reader: &mut NonBlocking) -> Poll<io::Result<usize>> {
+        let mut taken = [0; 9];
+        let read = futures::poll!(Box::pin(reader.read(&mut taken)));
+        if let Poll::Ready(Ok(read)) = read {
+            assert_eq!(&taken[..read], &b"a request"[..read]);
+        }
+        read
     }
 
     #[tokio::test]
-    async fn a_lone_connection_reads_input_the_reactor_has_not_reported() {
-        let (mut reader, _peer, _served) = reader_with_unreported_input(1).await;
-        let mut taken = [0; 9];
-        let read = futures::poll!(Box::pin(reader.read(&mut taken)));
+    async fn early_reads_find_input_the_reactor_has_not_reported() {
+        let (mut reader, _peer) = reader_with_unreported_input(EarlyReads::Always).await;
+        let read = read_at_once(&mut reader).await;
         assert!(matches!(read, Poll::Ready(Ok(9))), "{read:?}");
-        assert_eq!(&taken, b"a request");
+
+        let slots = ConnectionSlots::new(8);
+        let _this_one = slots.take();
+        let (mut reader, _peer) = reader_with_unreported_input(EarlyReads::WhileAlone(slots)).await;
+        let read = read_at_once(&mut reader).await;
+        assert!(matches!(read, Poll::Ready(Ok(9))), "alone: {read:?}");
     }
 
     #[tokio::test]
     async fn beside_another_connection_a_read_waits_for_the_reactor() {
-        let (mut reader, _peer, _served) = reader_with_unreported_input(2).await;
-        let mut taken = [0; 9];
-        let read = futures::poll!(Box::pin(reader.read(&mut taken)));
+        let slots = ConnectionSlots::new(8);
+        let _served = (slots.take(), slots.take());
+        let (mut reader, _peer) = reader_with_unreported_input(EarlyReads::WhileAlone(slots)).await;
+        let read = read_at_once(&mut reader).await;
         assert!(
             read.is_pending(),
             "read before the reactor's report: {read:?}"
         );
+        let mut taken = [0; 9];
+        let read = reader.read(&mut taken).await.expect("read");
+        assert_eq!(&taken[..read], b"a request");
+    }
+
+    #[tokio::test]
+    async fn beside_another_connection_a_short_read_waits_for_the_next_report() {
+        let slots = ConnectionSlots::new(8);
+        let _served = (slots.take(), slots.take());
+        let (ours, mut peer) = UnixStream::pair().expect("a socket pair");
+        let mut reader =
+            NonBlocking::socket_reader(ours.into(), EarlyReads::WhileAlone(slots)).expect("reader");
+        peer.write_all(b"a request").expect("write");
+        let mut taken = [0; 64];
+        let read = reader.read(&mut taken).await.expect("read");
+        assert_eq!(&taken[..read], b"a request");
+        peer.write_all(b"a request").expect("write");
+        let read = futures::poll!(Box::pin(reader.read(&mut taken)));
+        assert!(
+            read.is_pending(),
+            "read past a short one before a report: {read:?}"
+        );
+        let read = reader.read(&mut taken).await.expect("read");
+        assert_eq!(&taken[..read], b"a request");
+    }
+
+    #[tokio::test]
+    async fn a_read_past_the_task_budget_waits_for_the_next_turn() {
+        let (mut reader, _peer) = reader_with_unreported_input(EarlyReads::Always).await;
+        let mut taken = [0; 9];
+        std::future::poll_fn(|cx| {
+            while let Poll::Ready(coop) = tokio::task::coop::poll_proceed(cx) {
+                coop.made_progress();
+            }
+            let mut buf = ReadBuf::new(&mut taken);
+            let read = Pin::new(&mut reader).poll_read(cx, &mut buf);
+            assert!(read.is_pending(), "read with no budget left: {read:?}");
+            Poll::Ready(())
+        })
+        .await;
         let read = reader.read(&mut taken).await.expect("read");
         assert_eq!(&taken[..read], b"a request");
     }

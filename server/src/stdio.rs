@@ -253,7 +253,6 @@ mod tests {
     use super::*;
     use std::io::{Read, Write};
     use std::os::fd::OwnedFd;
-    use tokio::io::AsyncReadExt;
 
     #[tokio::test]
     async fn a_pipe_is_drained_once_its_reader_took_every_byte() {
@@ -268,47 +267,5 @@ mod tests {
         let mut taken = [0; 9];
         reader.read_exact(&mut taken).expect("read");
         assert!(stdout.is_drained());
-    }
-
-    /// A stdin on a pipe that its last read found empty, then given `a request`, which the
-    /// reactor has not had a turn to see yet.
-    async fn stdin_with_unreported_input() -> (Stdin, io::PipeWriter) {
-        let (reader, mut writer) = io::pipe().expect("a pipe");
-        let handle = std::fs::File::from(OwnedFd::from(reader));
-        let mut stdin = Stdin::Reactor(
-            NonBlocking::duplicate(handle, EarlyReads::Always).expect("on the reactor"),
-        );
-        let mut taken = [0; 9];
-        assert!(futures::poll!(Box::pin(stdin.read(&mut taken))).is_pending());
-        writer.write_all(b"a request").expect("write");
-        (stdin, writer)
-    }
-
-    #[tokio::test]
-    async fn a_read_finds_input_the_reactor_has_not_reported_yet() {
-        let (mut stdin, _writer) = stdin_with_unreported_input().await;
-        let mut taken = [0; 9];
-        // Polled again at once, before the reactor has had a turn to see the input.
-        let read = futures::poll!(Box::pin(stdin.read(&mut taken)));
-        assert!(matches!(read, Poll::Ready(Ok(9))), "{read:?}");
-        assert_eq!(&taken, b"a request");
-    }
-
-    #[tokio::test]
-    async fn a_read_past_the_task_budget_waits_for_the_next_turn() {
-        let (mut stdin, _writer) = stdin_with_unreported_input().await;
-        let mut taken = [0; 9];
-        std::future::poll_fn(|cx| {
-            while let Poll::Ready(coop) = tokio::task::coop::poll_proceed(cx) {
-                coop.made_progress();
-            }
-            let mut buf = ReadBuf::new(&mut taken);
-            let read = Pin::new(&mut stdin).poll_read(cx, &mut buf);
-            assert!(read.is_pending(), "read with no budget left: {read:?}");
-            Poll::Ready(())
-        })
-        .await;
-        let read = stdin.read(&mut taken).await.expect("read");
-        assert_eq!(&taken[..read], b"a request");
     }
 }

@@ -1,4 +1,4 @@
-//! A Unix stream socket as a [`Connection`](super::Connection), and a Unix listener that accepts many.
+//! A Unix stream socket as a [`Connection`], and a Unix listener that accepts many.
 
 use std::io;
 use std::os::fd::OwnedFd;
