@@ -4,8 +4,9 @@
 //! methods (venv backend) on stdio and on a Unix socket bound at `SOCKET_PATH` (bound before
 //! stdio is read, so once stdio answers, the socket takes connections). Each connection is a
 //! session of its own: its own `initialize`, `shutdown` and drain. The environments are shared:
-//! one created over the socket is listed over stdio. The example ends with the stdio session,
-//! removing the socket file.
+//! one created over the socket is listed over stdio. The example ends with the stdio session;
+//! the listener, dropped then, removes its socket file. `SOCKET_PATH`'s directory must be
+//! writable by its owner only (see `UnixListener::bind`).
 
 use std::path::PathBuf;
 
@@ -39,7 +40,6 @@ async fn main() {
         }
     };
     server.shutdown().await;
-    let _ = std::fs::remove_file(&socket);
     std::process::exit(status);
 }
 

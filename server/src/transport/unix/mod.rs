@@ -1,12 +1,17 @@
-//! A Unix stream socket as a [`Connection`], and a Unix listener that accepts many.
+//! Unix stream sockets: a [`UnixConnection`], and a [`UnixListener`] that accepts many, locked
+//! down by default (a private directory, mode 0600, only the server's own user).
+
+mod listener;
+mod socket_file;
 
 use std::io;
 use std::os::fd::OwnedFd;
-use std::path::Path;
 
 use wsp_middleware::Extensions;
 
-use super::{ByteStream, Connection, ConnectionSlot, ConnectionSlots, HoldingSlot, Listener};
+pub use listener::UnixListener;
+
+use super::{ByteStream, Connection, ConnectionSlot, HoldingSlot};
 use crate::codec::{EarlyAt, FrameCodec, FrameWriter};
 use crate::non_blocking::{EarlyReads, NonBlocking};
 use crate::runtime::FairRead;
@@ -16,12 +21,18 @@ use crate::runtime::FairRead;
 /// early while alone").
 const SOCKET_EARLY_WRITE_AT: EarlyAt = EarlyAt::frames(24);
 
+/// The uid of a Unix connection's peer, in every handler's `Context::facts` (connections a
+/// [`UnixListener`] accepted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerUid(pub u32);
+
 /// One Unix stream, `Content-Length` framed; it may hold a slot of its listener's
-/// [`ConnectionSlots`] for as long as its session writes.
+/// [`ConnectionSlots`](super::ConnectionSlots) for as long as its session writes.
 #[derive(Debug)]
 pub struct UnixConnection {
     bytes: ByteStream<NonBlocking, NonBlocking>,
     slot: Option<ConnectionSlot>,
+    peer_uid: Option<u32>,
 }
 
 impl UnixConnection {
@@ -37,12 +48,22 @@ impl UnixConnection {
         .of_kind(super::TransportName::Unix)
         .with_drain_probe(NonBlocking::is_drained)
         .with_early_writes_at(SOCKET_EARLY_WRITE_AT);
-        Ok(UnixConnection { bytes, slot: None })
+        Ok(UnixConnection {
+            bytes,
+            slot: None,
+            peer_uid: None,
+        })
     }
 
     /// The connection, keeping `slot` taken until its session's output drops.
     pub fn holding(mut self, slot: ConnectionSlot) -> Self {
         self.slot = Some(slot);
+        self
+    }
+
+    /// The connection, telling its handlers that its peer is user `uid` ([`PeerUid`]).
+    pub fn of_peer(mut self, uid: u32) -> Self {
+        self.peer_uid = Some(uid);
         self
     }
 }
@@ -58,58 +79,8 @@ impl Connection for UnixConnection {
 
     fn describe(&self, facts: &mut Extensions) {
         self.bytes.describe(facts);
-    }
-}
-
-/// A bound Unix socket; every accepted stream is a connection, counted in its slots.
-#[derive(Debug)]
-pub struct UnixListener {
-    listener: tokio::net::UnixListener,
-    slots: ConnectionSlots,
-}
-
-impl UnixListener {
-    /// Binds `path` (which must not exist), with no bound on its connections. Must be called
-    /// inside a tokio runtime.
-    pub fn bind(path: impl AsRef<Path>) -> io::Result<Self> {
-        Ok(tokio::net::UnixListener::bind(path)?.into())
-    }
-
-    /// Serves at most as many connections at once as `slots` has room for (shared with other
-    /// listeners, say); a peer past them is closed at once.
-    pub fn with_slots(mut self, slots: ConnectionSlots) -> Self {
-        self.slots = slots;
-        self
-    }
-}
-
-impl From<tokio::net::UnixListener> for UnixListener {
-    fn from(listener: tokio::net::UnixListener) -> Self {
-        UnixListener {
-            listener,
-            slots: ConnectionSlots::new(usize::MAX),
-        }
-    }
-}
-
-impl Listener for UnixListener {
-    type Connection = UnixConnection;
-
-    async fn accept(&mut self) -> io::Result<UnixConnection> {
-        loop {
-            let (stream, _peer) = self.listener.accept().await?;
-            let Some(slot) = self.slots.take() else {
-                tracing::warn!(
-                    max = self.slots.max(),
-                    "a Unix peer was closed: all slots taken"
-                );
-                continue;
-            };
-            let early_reads = EarlyReads::WhileAlone(self.slots.clone());
-            match UnixConnection::new(stream, early_reads) {
-                Ok(connection) => return Ok(connection.holding(slot)),
-                Err(error) => tracing::warn!(%error, "an accepted Unix peer was closed"),
-            }
+        if let Some(uid) = self.peer_uid {
+            facts.insert(PeerUid(uid));
         }
     }
 }
