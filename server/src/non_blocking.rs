@@ -30,7 +30,10 @@ use crate::transport::ConnectionSlots;
 /// When a [`NonBlocking`] reads before the reactor has reported input (see the module docs).
 #[derive(Debug, Clone)]
 pub enum EarlyReads {
-    /// Always: the descriptor's session is the only one on its thread (stdio).
+    /// Always: the descriptor's session is the only one on its thread (stdio). A server that
+    /// serves stdio beside listeners (`examples/two_connections.rs`) still reads stdin early,
+    /// so a stdio client that floods it can keep the listeners' clients waiting for a few of
+    /// the runtime's turns.
     Always,
     /// While `slots` count one connection: this one.
     WhileAlone(ConnectionSlots),
