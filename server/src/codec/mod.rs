@@ -84,7 +84,7 @@ mod header;
 mod writer;
 
 pub use error::{DecodeError, DecodeErrorReason};
-pub use writer::{EarlyAt, FrameWriter, PAGE_BYTES};
+pub use writer::{FrameWriter, PAGE_BYTES};
 
 use decode::State;
 

@@ -25,11 +25,10 @@ const MAX_KEPT_CAPACITY: usize = 1024 * 1024;
 /// pipe full with far fewer bytes in it (about 40 KiB of 64 with writes of a page and a bit).
 ///
 /// A writer made [`with_early_writes`](FrameWriter::with_early_writes) also writes less than a
-/// page early, once enough waits ([`EarlyAt`]), when the stream says the peer has taken
-/// everything written before: a part-filled page then costs nothing, since the stream is
-/// empty. Small answers (a few dozen bytes each) then reach a peer that reads them while the
-/// rest of its requests are worked on, where in whole pages they would wait for the input to
-/// run dry.
+/// page early, once that many bytes wait, when the stream says the peer has taken everything
+/// written before: a part-filled page then costs nothing, since the stream is empty. Small
+/// answers (a few dozen bytes each) then reach a peer that reads them while the rest of its
+/// requests are worked on, where in whole pages they would wait for the input to run dry.
 #[derive(Debug)]
 pub struct FrameWriter<W> {
     inner: W,
@@ -38,60 +37,14 @@ pub struct FrameWriter<W> {
     early: Option<EarlyWrites<W>>,
 }
 
-/// How much a [`FrameWriter`] made [`with_early_writes`](FrameWriter::with_early_writes)
-/// buffers before it asks whether to write it early: `bytes` or `frames` since its last write
-/// (or its last ask), whichever comes first.
-///
-/// Each write costs a system call: for a pipe a little, for a socket an allocation, a charge
-/// and a queueing of a buffer in the kernel as well, so a socket writes early by the frame
-/// count, after more answers (BENCHMARKS.md, "Unix sockets: reading early while alone").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EarlyAt {
-    /// Bytes buffered.
-    pub bytes: usize,
-    /// Frames buffered.
-    pub frames: usize,
-}
-
-impl EarlyAt {
-    /// Once `bytes` are buffered, whatever the frames.
-    pub const fn bytes(bytes: usize) -> Self {
-        EarlyAt {
-            bytes,
-            frames: usize::MAX,
-        }
-    }
-
-    /// Once `frames` are buffered, whatever their bytes (past a page, whole pages are written
-    /// anyway).
-    pub const fn frames(frames: usize) -> Self {
-        EarlyAt {
-            bytes: usize::MAX,
-            frames,
-        }
-    }
-}
-
 /// When a [`FrameWriter`] writes less than a page early.
 #[derive(Debug)]
 struct EarlyWrites<W> {
-    at: EarlyAt,
+    bytes: usize,
     drained: fn(&W) -> bool,
-    /// Bytes and frames buffered since the last write or the last answer of `false`: `drained`
-    /// is asked once per [`EarlyAt`] of them at most.
-    bytes_unasked: usize,
-    frames_unasked: usize,
-}
-
-impl<W> EarlyWrites<W> {
-    fn due(&self) -> bool {
-        self.bytes_unasked >= self.at.bytes || self.frames_unasked >= self.at.frames
-    }
-
-    fn reset(&mut self) {
-        self.bytes_unasked = 0;
-        self.frames_unasked = 0;
-    }
+    /// The buffered length at which `drained` is asked next: `bytes` more than after the last
+    /// write or the last answer of `false`, so it is asked at most once per `bytes` buffered.
+    ask_at: usize,
 }
 
 impl<W> FrameWriter<W> {
@@ -110,15 +63,14 @@ impl<W> FrameWriter<W> {
         }
     }
 
-    /// Also writes what is buffered early, once `at` waits, when `drained` says everything
-    /// written before has been taken by the peer (see the type's docs). `drained` is asked at
-    /// most once per `at` buffered.
-    pub fn with_early_writes(mut self, at: EarlyAt, drained: fn(&W) -> bool) -> Self {
+    /// Also writes what is buffered early, once `bytes` (less than a page) wait, when
+    /// `drained` says everything written before has been taken by the peer (see the type's
+    /// docs). `drained` is asked at most once per `bytes` buffered.
+    pub fn with_early_writes(mut self, bytes: usize, drained: fn(&W) -> bool) -> Self {
         self.early = Some(EarlyWrites {
-            at,
+            bytes,
             drained,
-            bytes_unasked: 0,
-            frames_unasked: 0,
+            ask_at: self.buffer.len() + bytes,
         });
         self
     }
@@ -143,7 +95,7 @@ impl<W: AsyncWrite + Unpin> FrameWriter<W> {
         }
         self.buffer.advance(written);
         if let Some(early) = &mut self.early {
-            early.reset();
+            early.ask_at = self.buffer.len() + early.bytes;
         }
         Poll::Ready(Ok(()))
     }
@@ -159,10 +111,10 @@ impl<W: AsyncWrite + Unpin> Sink<Bytes> for FrameWriter<W> {
             ready!(this.poll_write_some(cx, whole_pages))?;
         }
         let write_early = match &mut this.early {
-            Some(early) if !this.buffer.is_empty() && early.due() => {
+            Some(early) if this.buffer.len() >= early.ask_at => {
                 let drained = (early.drained)(&this.inner);
                 if !drained {
-                    early.reset();
+                    early.ask_at = this.buffer.len() + early.bytes;
                 }
                 drained
             }
@@ -177,13 +129,7 @@ impl<W: AsyncWrite + Unpin> Sink<Bytes> for FrameWriter<W> {
     }
 
     fn start_send(self: Pin<&mut Self>, payload: Bytes) -> io::Result<()> {
-        let this = self.get_mut();
-        let before = this.buffer.len();
-        write_frame(&payload, &mut this.buffer);
-        if let Some(early) = &mut this.early {
-            early.bytes_unasked += this.buffer.len() - before;
-            early.frames_unasked += 1;
-        }
+        write_frame(&payload, &mut self.get_mut().buffer);
         Ok(())
     }
 
@@ -258,16 +204,9 @@ mod tests {
     async fn small_answers_written_before_the_flush(
         drained: Option<fn(&Recorder) -> bool>,
     ) -> Vec<usize> {
-        small_answers_written_early_at(EarlyAt::bytes(200), drained).await
-    }
-
-    async fn small_answers_written_early_at(
-        at: EarlyAt,
-        drained: Option<fn(&Recorder) -> bool>,
-    ) -> Vec<usize> {
         let mut writer = FrameWriter::new(Recorder::default());
         if let Some(drained) = drained {
-            writer = writer.with_early_writes(at, drained);
+            writer = writer.with_early_writes(200, drained);
         }
         for _ in 0..10 {
             writer
@@ -293,15 +232,6 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn by_the_frame_count_small_answers_go_out_in_that_many() {
-        let frame = "Content-Length: 45\r\n\r\n".len() + 45;
-        let early = small_answers_written_early_at(EarlyAt::frames(4), Some(|_| true)).await;
-        assert_eq!(early, [4 * frame, 4 * frame]);
-        let later = small_answers_written_early_at(EarlyAt::frames(11), Some(|_| true)).await;
-        assert!(later.is_empty(), "{later:?}");
-    }
-
-    #[tokio::test]
     async fn a_peer_not_drained_is_asked_again_only_once_more_is_buffered() {
         use std::sync::atomic::{AtomicUsize, Ordering};
         static ASKED: AtomicUsize = AtomicUsize::new(0);
@@ -309,8 +239,7 @@ mod tests {
             ASKED.fetch_add(1, Ordering::Relaxed);
             false
         };
-        let mut writer =
-            FrameWriter::new(Recorder::default()).with_early_writes(EarlyAt::bytes(200), never);
+        let mut writer = FrameWriter::new(Recorder::default()).with_early_writes(200, never);
         for _ in 0..40 {
             writer
                 .feed(Bytes::from(vec![b'y'; 45]))

@@ -31,7 +31,7 @@ pub use wsp_protocol::results::TransportName;
 pub use boxed::{BoxConnection, BoxInput, BoxListener, BoxOutput};
 pub use slots::{ConnectionSlot, ConnectionSlots, HoldingSlot};
 
-use crate::codec::{EarlyAt, FrameCodec, FrameWriter};
+use crate::codec::{FrameCodec, FrameWriter};
 use crate::runtime::{FairRead, FrameSource};
 
 /// Bytes read per system call at most.
@@ -78,7 +78,6 @@ pub struct ByteStream<R, W> {
     writer: W,
     kind: Option<TransportName>,
     drained: Option<fn(&W) -> bool>,
-    early_at: EarlyAt,
 }
 
 impl<R, W> ByteStream<R, W> {
@@ -89,7 +88,6 @@ impl<R, W> ByteStream<R, W> {
             writer,
             kind: None,
             drained: None,
-            early_at: EARLY_WRITE_AT,
         }
     }
 
@@ -97,13 +95,6 @@ impl<R, W> ByteStream<R, W> {
     /// writes small answers early (see [`FrameWriter::with_early_writes`]).
     pub fn with_drain_probe(mut self, drained: fn(&W) -> bool) -> Self {
         self.drained = Some(drained);
-        self
-    }
-
-    /// How much waits before the output asks the drain probe whether to write it early
-    /// (default: about twenty small answers' bytes, see [`EarlyAt`]).
-    pub fn with_early_writes_at(mut self, at: EarlyAt) -> Self {
-        self.early_at = at;
         self
     }
 
@@ -125,7 +116,7 @@ where
     fn open(self, max_frame_bytes: usize) -> (Self::Input, Self::Output) {
         let (input, output) = frame_bytes(self.reader, self.writer, max_frame_bytes);
         match self.drained {
-            Some(drained) => (input, output.with_early_writes(self.early_at, drained)),
+            Some(drained) => (input, output.with_early_writes(EARLY_WRITE_BYTES, drained)),
             None => (input, output),
         }
     }
@@ -139,7 +130,7 @@ where
 
 /// Answers waiting past which a byte stream with a drain probe writes them before a page is
 /// full: about twenty small answers (`environment/list` of an empty store is 45 bytes).
-const EARLY_WRITE_AT: EarlyAt = EarlyAt::bytes(1024);
+const EARLY_WRITE_BYTES: usize = 1024;
 
 /// `Content-Length` framing over a byte stream, both ways.
 pub(crate) fn frame_bytes<R: AsyncRead, W: AsyncWrite>(

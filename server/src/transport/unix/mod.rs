@@ -12,14 +12,9 @@ use wsp_middleware::Extensions;
 pub use listener::UnixListener;
 
 use super::{ByteStream, Connection, ConnectionSlot, HoldingSlot};
-use crate::codec::{EarlyAt, FrameCodec, FrameWriter};
+use crate::codec::{FrameCodec, FrameWriter};
 use crate::non_blocking::{EarlyReads, NonBlocking};
 use crate::runtime::FairRead;
-
-/// A socket's early writes: after two dozen answers, since every write costs the kernel an
-/// allocation, a memory charge and a queued buffer (BENCHMARKS.md, "Unix sockets: reading
-/// early while alone").
-const SOCKET_EARLY_WRITE_AT: EarlyAt = EarlyAt::frames(24);
 
 /// The uid of a Unix connection's peer, in every handler's `Context::facts` (connections a
 /// [`UnixListener`] accepted).
@@ -46,8 +41,7 @@ impl UnixConnection {
             NonBlocking::socket_writer(writer)?,
         )
         .of_kind(super::TransportName::Unix)
-        .with_drain_probe(NonBlocking::is_drained)
-        .with_early_writes_at(SOCKET_EARLY_WRITE_AT);
+        .with_drain_probe(NonBlocking::is_drained);
         Ok(UnixConnection {
             bytes,
             slot: None,
