@@ -19,13 +19,22 @@
 use std::io::{self, IsTerminal};
 use std::os::fd::{AsFd, OwnedFd};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
 use rustix::fs::{fcntl_getfl, fcntl_setfl, fstat, FileType, OFlags};
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 
+use crate::codec::PAGE_BYTES;
 use crate::transport::ConnectionSlots;
+
+/// What [`NonBlocking::early_write_bytes`] answers before its socket's first read.
+pub const EARLY_WRITE_BYTES: usize = 1024;
+
+/// The least [`NonBlocking::early_write_bytes`] answers.
+pub const EARLY_WRITE_BYTES_AT_LEAST: usize = 256;
 
 /// When a [`NonBlocking`] reads before the reactor has reported input (see the module docs).
 #[derive(Debug, Clone)]
@@ -62,6 +71,9 @@ pub struct NonBlocking {
     early_reads: EarlyReads,
     /// A socket's writer: its sending side is shut down at `poll_shutdown` and when it drops.
     shuts_down: bool,
+    /// The bytes the last read of a socket brought, shared by the two halves from
+    /// [`NonBlocking::socket_halves`].
+    last_read: Option<Arc<AtomicUsize>>,
 }
 
 impl NonBlocking {
@@ -102,6 +114,40 @@ impl NonBlocking {
         Ok(writer)
     }
 
+    /// The reading and the writing side of a connected socket, on two descriptors (see
+    /// [`socket_reader`](Self::socket_reader) and [`socket_writer`](Self::socket_writer)); the
+    /// writer learns from the reader what the last read brought
+    /// ([`early_write_bytes`](Self::early_write_bytes)). Must be called inside a tokio runtime.
+    pub fn socket_halves(socket: OwnedFd, early_reads: EarlyReads) -> io::Result<(Self, Self)> {
+        let writer = socket.try_clone()?;
+        let mut reader = Self::socket_reader(socket, early_reads)?;
+        let mut writer = Self::socket_writer(writer)?;
+        let last_read = Arc::new(AtomicUsize::new(0));
+        reader.last_read = Some(Arc::clone(&last_read));
+        writer.last_read = Some(last_read);
+        Ok((reader, writer))
+    }
+
+    /// How many bytes of answers to let wait before asking whether to write them early (see
+    /// [`FrameWriter::with_early_bytes_from`](crate::codec::FrameWriter::with_early_bytes_from)):
+    /// half of what the last read of the socket brought, between
+    /// [`EARLY_WRITE_BYTES_AT_LEAST`] and a page. A client then gets the answers to a batch of
+    /// its requests in about two writes, whatever it keeps in flight: after a fixed count
+    /// instead, a client with fewer requests in flight than that got none before the batch was
+    /// done, and one with many got them in more writes than needed (BENCHMARKS.md, "Unix
+    /// sockets: early writes by what the last read brought"). [`EARLY_WRITE_BYTES`] before the
+    /// first read, or for a descriptor of its own.
+    pub fn early_write_bytes(&self) -> usize {
+        match self
+            .last_read
+            .as_ref()
+            .map(|read| read.load(Ordering::Relaxed))
+        {
+            Some(read) if read > 0 => (read / 2).clamp(EARLY_WRITE_BYTES_AT_LEAST, PAGE_BYTES),
+            _ => EARLY_WRITE_BYTES,
+        }
+    }
+
     fn register(
         fd: OwnedFd,
         interest: Interest,
@@ -119,6 +165,7 @@ impl NonBlocking {
                 is_pipe,
                 early_reads,
                 shuts_down: false,
+                last_read: None,
             }),
             Err(error) => {
                 let (fd, error) = error.into_parts();
@@ -225,6 +272,9 @@ impl AsyncRead for NonBlocking {
                 }
             }
         };
+        if let (Some(last_read), true) = (&self.last_read, read > 0) {
+            last_read.store(read, Ordering::Relaxed);
+        }
         // SAFETY: `read(2)` initialized the first `read` bytes of the unfilled part.
         unsafe { buf.assume_init(read) };
         buf.advance(read);
@@ -282,123 +332,4 @@ impl AsyncWrite for NonBlocking {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::{Read, Write};
-    use std::os::unix::net::UnixStream;
-    use tokio::io::AsyncReadExt;
-
-    /// The reading side of a socket that its last read found empty, then given `a request`,
-    /// which the reactor has not had a turn to see yet.
-    async fn reader_with_unreported_input(early_reads: EarlyReads) -> (NonBlocking, UnixStream) {
-        let (ours, mut peer) = UnixStream::pair().expect("a socket pair");
-        let mut reader = NonBlocking::socket_reader(ours.into(), early_reads).expect("reader");
-        let mut taken = [0; 9];
-        assert!(futures::poll!(Box::pin(reader.read(&mut taken))).is_pending());
-        peer.write_all(b"a request").expect("write");
-        (reader, peer)
-    }
-
-    /// `reader`, polled again at once, before the reactor has had a turn to see its input.
-    async fn read_at_once(reader: &mut NonBlocking) -> Poll<io::Result<usize>> {
-        let mut taken = [0; 9];
-        let read = futures::poll!(Box::pin(reader.read(&mut taken)));
-        if let Poll::Ready(Ok(read)) = read {
-            assert_eq!(&taken[..read], &b"a request"[..read]);
-        }
-        read
-    }
-
-    #[tokio::test]
-    async fn early_reads_find_input_the_reactor_has_not_reported() {
-        let (mut reader, _peer) = reader_with_unreported_input(EarlyReads::Always).await;
-        let read = read_at_once(&mut reader).await;
-        assert!(matches!(read, Poll::Ready(Ok(9))), "{read:?}");
-
-        let slots = ConnectionSlots::new(8);
-        let _this_one = slots.take();
-        let (mut reader, _peer) = reader_with_unreported_input(EarlyReads::WhileAlone(slots)).await;
-        let read = read_at_once(&mut reader).await;
-        assert!(matches!(read, Poll::Ready(Ok(9))), "alone: {read:?}");
-    }
-
-    #[tokio::test]
-    async fn beside_another_connection_a_read_waits_for_the_reactor() {
-        let slots = ConnectionSlots::new(8);
-        let _served = (slots.take(), slots.take());
-        let (mut reader, _peer) = reader_with_unreported_input(EarlyReads::WhileAlone(slots)).await;
-        let read = read_at_once(&mut reader).await;
-        assert!(
-            read.is_pending(),
-            "read before the reactor's report: {read:?}"
-        );
-        let mut taken = [0; 9];
-        let read = reader.read(&mut taken).await.expect("read");
-        assert_eq!(&taken[..read], b"a request");
-    }
-
-    #[tokio::test]
-    async fn beside_another_connection_a_short_read_waits_for_the_next_report() {
-        let slots = ConnectionSlots::new(8);
-        let _served = (slots.take(), slots.take());
-        let (ours, mut peer) = UnixStream::pair().expect("a socket pair");
-        let mut reader =
-            NonBlocking::socket_reader(ours.into(), EarlyReads::WhileAlone(slots)).expect("reader");
-        peer.write_all(b"a request").expect("write");
-        let mut taken = [0; 64];
-        let read = reader.read(&mut taken).await.expect("read");
-        assert_eq!(&taken[..read], b"a request");
-        peer.write_all(b"a request").expect("write");
-        let read = futures::poll!(Box::pin(reader.read(&mut taken)));
-        assert!(
-            read.is_pending(),
-            "read past a short one before a report: {read:?}"
-        );
-        let read = reader.read(&mut taken).await.expect("read");
-        assert_eq!(&taken[..read], b"a request");
-    }
-
-    #[tokio::test]
-    async fn a_read_past_the_task_budget_waits_for_the_next_turn() {
-        let (mut reader, _peer) = reader_with_unreported_input(EarlyReads::Always).await;
-        let mut taken = [0; 9];
-        std::future::poll_fn(|cx| {
-            while let Poll::Ready(coop) = tokio::task::coop::poll_proceed(cx) {
-                coop.made_progress();
-            }
-            let mut buf = ReadBuf::new(&mut taken);
-            let read = Pin::new(&mut reader).poll_read(cx, &mut buf);
-            assert!(read.is_pending(), "read with no budget left: {read:?}");
-            Poll::Ready(())
-        })
-        .await;
-        let read = reader.read(&mut taken).await.expect("read");
-        assert_eq!(&taken[..read], b"a request");
-    }
-
-    #[tokio::test]
-    async fn a_socket_writer_ends_its_side_when_it_drops_while_the_reader_lives() {
-        let (ours, mut peer) = UnixStream::pair().expect("a socket pair");
-        let reader = OwnedFd::from(ours);
-        let writer = NonBlocking::socket_writer(reader.try_clone().expect("dup")).expect("writer");
-        let _reader = NonBlocking::socket_reader(reader, EarlyReads::Never).expect("reader");
-        drop(writer);
-        let mut rest = Vec::new();
-        peer.read_to_end(&mut rest).expect("EOF");
-        assert!(rest.is_empty());
-    }
-
-    #[tokio::test]
-    async fn a_socket_is_drained_once_its_peer_took_every_byte() {
-        let (ours, mut peer) = UnixStream::pair().expect("a socket pair");
-        let mut writer = NonBlocking::socket_writer(ours.into()).expect("writer");
-        assert!(writer.is_drained());
-        tokio::io::AsyncWriteExt::write_all(&mut writer, b"an answer")
-            .await
-            .expect("write");
-        assert!(!writer.is_drained());
-        let mut taken = [0; 9];
-        peer.read_exact(&mut taken).expect("read");
-        assert!(writer.is_drained());
-    }
-}
+mod tests;

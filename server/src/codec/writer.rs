@@ -41,10 +41,19 @@ pub struct FrameWriter<W> {
 #[derive(Debug)]
 struct EarlyWrites<W> {
     bytes: usize,
+    /// Asked for `bytes` each time instead, when set.
+    bytes_from: Option<fn(&W) -> usize>,
     drained: fn(&W) -> bool,
     /// The buffered length at which `drained` is asked next: `bytes` more than after the last
     /// write or the last answer of `false`, so it is asked at most once per `bytes` buffered.
     ask_at: usize,
+}
+
+impl<W> EarlyWrites<W> {
+    fn bytes(&self, inner: &W) -> usize {
+        self.bytes_from
+            .map_or(self.bytes, |bytes_from| bytes_from(inner))
+    }
 }
 
 impl<W> FrameWriter<W> {
@@ -69,9 +78,21 @@ impl<W> FrameWriter<W> {
     pub fn with_early_writes(mut self, bytes: usize, drained: fn(&W) -> bool) -> Self {
         self.early = Some(EarlyWrites {
             bytes,
+            bytes_from: None,
             drained,
             ask_at: self.buffer.len() + bytes,
         });
+        self
+    }
+
+    /// Takes the bytes [`with_early_writes`](Self::with_early_writes) lets wait from
+    /// `bytes_from`, asked each time they are counted anew (after a write or an answer of
+    /// `false`), instead of the fixed number. Nothing without early writes.
+    pub fn with_early_bytes_from(mut self, bytes_from: fn(&W) -> usize) -> Self {
+        if let Some(early) = &mut self.early {
+            early.bytes_from = Some(bytes_from);
+            early.ask_at = self.buffer.len() + bytes_from(&self.inner);
+        }
         self
     }
 
@@ -95,7 +116,7 @@ impl<W: AsyncWrite + Unpin> FrameWriter<W> {
         }
         self.buffer.advance(written);
         if let Some(early) = &mut self.early {
-            early.ask_at = self.buffer.len() + early.bytes;
+            early.ask_at = self.buffer.len() + early.bytes(&self.inner);
         }
         Poll::Ready(Ok(()))
     }
@@ -114,7 +135,7 @@ impl<W: AsyncWrite + Unpin> Sink<Bytes> for FrameWriter<W> {
             Some(early) if this.buffer.len() >= early.ask_at => {
                 let drained = (early.drained)(&this.inner);
                 if !drained {
-                    early.ask_at = this.buffer.len() + early.bytes;
+                    early.ask_at = this.buffer.len() + early.bytes(&this.inner);
                 }
                 drained
             }
@@ -229,6 +250,23 @@ mod tests {
         assert!(held.is_empty(), "{held:?}");
         let pages_only = small_answers_written_before_the_flush(None).await;
         assert!(pages_only.is_empty(), "{pages_only:?}");
+    }
+
+    #[tokio::test]
+    async fn the_bytes_let_wait_can_come_from_the_stream() {
+        let mut writer = FrameWriter::new(Recorder::default())
+            .with_early_writes(200, |_| true)
+            .with_early_bytes_from(|recorder| recorder.writes.len() * 100 + 100);
+        for _ in 0..11 {
+            writer
+                .feed(Bytes::from(vec![b'y'; 45]))
+                .await
+                .expect("feed");
+        }
+        let frame = "Content-Length: 45\r\n\r\n".len() + 45;
+        // 100 bytes let wait before the first write, 200 before the second, 300 before the
+        // third (each is written at the next frame's `poll_ready`).
+        assert_eq!(writer.get_ref().writes, [2 * frame, 3 * frame, 5 * frame]);
     }
 
     #[tokio::test]

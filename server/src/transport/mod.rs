@@ -78,6 +78,7 @@ pub struct ByteStream<R, W> {
     writer: W,
     kind: Option<TransportName>,
     drained: Option<fn(&W) -> bool>,
+    early_bytes_from: Option<fn(&W) -> usize>,
 }
 
 impl<R, W> ByteStream<R, W> {
@@ -88,6 +89,7 @@ impl<R, W> ByteStream<R, W> {
             writer,
             kind: None,
             drained: None,
+            early_bytes_from: None,
         }
     }
 
@@ -95,6 +97,13 @@ impl<R, W> ByteStream<R, W> {
     /// writes small answers early (see [`FrameWriter::with_early_writes`]).
     pub fn with_drain_probe(mut self, drained: fn(&W) -> bool) -> Self {
         self.drained = Some(drained);
+        self
+    }
+
+    /// Says how many bytes of answers to let wait before asking the drain probe (asked anew
+    /// each time; default: a fixed KiB, see [`FrameWriter::with_early_bytes_from`]).
+    pub fn with_early_bytes_from(mut self, bytes_from: fn(&W) -> usize) -> Self {
+        self.early_bytes_from = Some(bytes_from);
         self
     }
 
@@ -116,7 +125,13 @@ where
     fn open(self, max_frame_bytes: usize) -> (Self::Input, Self::Output) {
         let (input, output) = frame_bytes(self.reader, self.writer, max_frame_bytes);
         match self.drained {
-            Some(drained) => (input, output.with_early_writes(EARLY_WRITE_BYTES, drained)),
+            Some(drained) => {
+                let output = output.with_early_writes(EARLY_WRITE_BYTES, drained);
+                match self.early_bytes_from {
+                    Some(bytes_from) => (input, output.with_early_bytes_from(bytes_from)),
+                    None => (input, output),
+                }
+            }
             None => (input, output),
         }
     }

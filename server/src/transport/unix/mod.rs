@@ -34,14 +34,12 @@ impl UnixConnection {
     /// `stream`, read early as `early_reads` says (see [`crate::non_blocking`]): a listener
     /// passes [`EarlyReads::WhileAlone`] with its slots. Must be called inside a tokio runtime.
     pub fn new(stream: tokio::net::UnixStream, early_reads: EarlyReads) -> io::Result<Self> {
-        let reader = OwnedFd::from(stream.into_std()?);
-        let writer = reader.try_clone()?;
-        let bytes = ByteStream::new(
-            NonBlocking::socket_reader(reader, early_reads)?,
-            NonBlocking::socket_writer(writer)?,
-        )
-        .of_kind(super::TransportName::Unix)
-        .with_drain_probe(NonBlocking::is_drained);
+        let socket = OwnedFd::from(stream.into_std()?);
+        let (reader, writer) = NonBlocking::socket_halves(socket, early_reads)?;
+        let bytes = ByteStream::new(reader, writer)
+            .of_kind(super::TransportName::Unix)
+            .with_drain_probe(NonBlocking::is_drained)
+            .with_early_bytes_from(NonBlocking::early_write_bytes);
         Ok(UnixConnection {
             bytes,
             slot: None,
