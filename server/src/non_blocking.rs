@@ -28,10 +28,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 
 use crate::codec::PAGE_BYTES;
-use crate::transport::ConnectionSlots;
-
-/// What [`NonBlocking::early_write_bytes`] answers before its socket's first read.
-pub const EARLY_WRITE_BYTES: usize = 1024;
+use crate::transport::{ConnectionSlots, EARLY_WRITE_BYTES};
 
 /// The least [`NonBlocking::early_write_bytes`] answers.
 pub const EARLY_WRITE_BYTES_AT_LEAST: usize = 256;
@@ -99,24 +96,23 @@ impl NonBlocking {
     }
 
     /// The reading side of a connected socket: registered for input only, so the reactor is
-    /// not told each time the peer makes room for more output. Must be called inside a tokio
-    /// runtime.
-    pub fn socket_reader(socket: OwnedFd, early_reads: EarlyReads) -> io::Result<Self> {
+    /// not told each time the peer makes room for more output.
+    fn socket_reader(socket: OwnedFd, early_reads: EarlyReads) -> io::Result<Self> {
         Self::register(socket, Interest::READABLE, false, early_reads)
     }
 
-    /// The writing side of a connected socket (a duplicate of the reader's descriptor, say):
+    /// The writing side of a connected socket (a duplicate of the reader's descriptor):
     /// registered for output only; its sending side is shut down when it is closed or drops.
-    /// Must be called inside a tokio runtime.
-    pub fn socket_writer(socket: OwnedFd) -> io::Result<Self> {
+    fn socket_writer(socket: OwnedFd) -> io::Result<Self> {
         let mut writer = Self::register(socket, Interest::WRITABLE, false, EarlyReads::Never)?;
         writer.shuts_down = true;
         Ok(writer)
     }
 
-    /// The reading and the writing side of a connected socket, on two descriptors (see
-    /// [`socket_reader`](Self::socket_reader) and [`socket_writer`](Self::socket_writer)); the
-    /// writer learns from the reader what the last read brought
+    /// The reading and the writing side of a connected socket, on two descriptors: the reader
+    /// registered for input only, so the reactor is not told each time the peer makes room for
+    /// more output; the writer for output only, its sending side shut down when it is closed
+    /// or drops. The writer learns from the reader what the last read brought
     /// ([`early_write_bytes`](Self::early_write_bytes)). Must be called inside a tokio runtime.
     pub fn socket_halves(socket: OwnedFd, early_reads: EarlyReads) -> io::Result<(Self, Self)> {
         let writer = socket.try_clone()?;
@@ -135,8 +131,8 @@ impl NonBlocking {
     /// its requests in about two writes, whatever it keeps in flight: after a fixed count
     /// instead, a client with fewer requests in flight than that got none before the batch was
     /// done, and one with many got them in more writes than needed (BENCHMARKS.md, "Unix
-    /// sockets: early writes by what the last read brought"). [`EARLY_WRITE_BYTES`] before the
-    /// first read, or for a descriptor of its own.
+    /// sockets: early writes by what the last read brought"). [`EARLY_WRITE_BYTES`], a byte
+    /// stream's default, before the first read or for a descriptor of its own.
     pub fn early_write_bytes(&self) -> usize {
         match self
             .last_read
@@ -199,18 +195,13 @@ impl NonBlocking {
         false
     }
 
-    fn poll_io<R>(
+    fn poll_write_io<R>(
         &self,
         cx: &mut Context<'_>,
-        writable: bool,
         mut io: impl FnMut(&OwnedFd) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         loop {
-            let mut guard = if writable {
-                ready!(self.fd.poll_write_ready(cx))?
-            } else {
-                ready!(self.fd.poll_read_ready(cx))?
-            };
+            let mut guard = ready!(self.fd.poll_write_ready(cx))?;
             match guard.try_io(|fd| io(fd.get_ref())) {
                 Ok(result) => return Poll::Ready(result),
                 Err(_would_block) => continue,
@@ -298,9 +289,7 @@ impl AsyncWrite for NonBlocking {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        self.poll_io(cx, true, |fd| {
-            rustix::io::write(fd, buf).map_err(io::Error::from)
-        })
+        self.poll_write_io(cx, |fd| rustix::io::write(fd, buf).map_err(io::Error::from))
     }
 
     fn poll_write_vectored(
@@ -308,7 +297,7 @@ impl AsyncWrite for NonBlocking {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        self.poll_io(cx, true, |fd| {
+        self.poll_write_io(cx, |fd| {
             rustix::io::writev(fd, bufs).map_err(io::Error::from)
         })
     }

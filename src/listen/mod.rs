@@ -3,13 +3,13 @@
 
 mod address;
 mod token;
-mod unix;
 
 pub use address::{ListenAddress, ListenConfig};
 
 use std::io;
 use std::path::Path;
 
+use wsp_server::transport::unix::UnixListener;
 use wsp_server::transport::websocket::{tls_from_pem, WebSocketConfig, WebSocketListener};
 use wsp_server::transport::{BoxListener, ConnectionSlots};
 
@@ -26,9 +26,11 @@ pub async fn bind(
     for address in &config.addresses {
         let listener = match address {
             ListenAddress::Unix(path) => {
-                let listener = unix::bind(path, config, slots.clone())?;
+                let listener = UnixListener::bind(path)?
+                    .allow_uids(config.allowed_uids.iter().copied())
+                    .with_slots(slots.clone());
                 eprintln!("listening on {address}");
-                listener
+                BoxListener::new(address.to_string(), listener)
             }
             ListenAddress::WebSocket { tls, host, port } => {
                 if token.is_none() {

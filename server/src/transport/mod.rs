@@ -144,8 +144,9 @@ where
 }
 
 /// Answers waiting past which a byte stream with a drain probe writes them before a page is
-/// full: about twenty small answers (`environment/list` of an empty store is 45 bytes).
-const EARLY_WRITE_BYTES: usize = 1024;
+/// full, unless it says otherwise ([`ByteStream::with_early_bytes_from`]): about twenty small
+/// answers (`environment/list` of an empty store is 45 bytes).
+pub const EARLY_WRITE_BYTES: usize = 1024;
 
 /// `Content-Length` framing over a byte stream, both ways.
 pub(crate) fn frame_bytes<R: AsyncRead, W: AsyncWrite>(
